@@ -1,0 +1,24 @@
+// Package agent is a small Go rendering of Microsoft Agent Framework's chat
+// agent: messages, tools, a model-agnostic ChatClient, a Session that
+// survives restarts, and ContextProviders whose Invoking and Invoked hooks
+// run around every agent run.
+//
+// A run goes like this:
+//
+//  1. Every ContextProvider's Invoking hook is called once with the new input;
+//     each returns an AIContext (extra instructions, messages, tools).
+//  2. The request is assembled: one system message (the agent's instructions
+//     followed by every provider's instructions), the providers' messages,
+//     the session history, then the new input. Tools are the agent's own
+//     followed by the providers'.
+//  3. The ChatClient is called. Tool calls in its answer are executed and
+//     their results sent back, in a loop bounded by Config.MaxToolRounds.
+//     An unknown tool or malformed arguments become an error message the
+//     model sees, not a failed run.
+//  4. Every provider's Invoked hook is called with the input, the messages
+//     the run produced and the run's error, if any.
+//
+// A provider that fails is logged with log/slog and the run continues
+// without its contribution: memory and other context are enhancements, never
+// dependencies.
+package agent
