@@ -4,31 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"unicode"
+
+	"github.com/agentmemory/agentmemory/internal/ident"
 )
 
 // ErrInvalidUserID reports an empty or malformed user id.
 var ErrInvalidUserID = errors.New("agent: invalid user id")
 
-// MaxUserIDLen is the longest user id accepted.
-const MaxUserIDLen = 256
-
-// ValidateUserID checks that id is usable as a user id: not empty or blank,
-// at most MaxUserIDLen bytes, valid UTF-8 without control characters or
-// slashes (Cosmos DB forbids '/', '\\', '?' and '#' in ids).
+// ValidateUserID checks that id is usable as a user id (and so as a Cosmos
+// DB partition key): not blank, at most 255 bytes of valid UTF-8, without
+// control characters, '/', '\\', '?' or '#'. Its error wraps
+// ErrInvalidUserID.
 func ValidateUserID(id string) error {
-	if strings.TrimSpace(id) == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidUserID)
-	}
-	if len(id) > MaxUserIDLen {
-		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidUserID, len(id), MaxUserIDLen)
-	}
-	for _, r := range id {
-		if r == unicode.ReplacementChar || unicode.IsControl(r) || strings.ContainsRune(`/\?#`, r) {
-			return fmt.Errorf("%w: %q contains %q", ErrInvalidUserID, id, r)
-		}
+	if err := ident.Check(id); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidUserID, err)
 	}
 	return nil
 }

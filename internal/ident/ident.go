@@ -1,0 +1,36 @@
+// Package ident holds the one rule for the ids agentmemory accepts (user,
+// session and document ids), shared by the agent and the stores so that an
+// id valid in one is valid in the other, Cosmos DB included.
+package ident
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxLen is the longest id accepted, in bytes (Cosmos DB allows 255).
+const MaxLen = 255
+
+// Check returns nil if id is usable: not blank, at most MaxLen bytes, valid
+// UTF-8, without control characters or the characters '/', '\\', '?' and
+// '#' that Cosmos DB forbids in ids.
+func Check(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return errors.New("empty")
+	}
+	if len(id) > MaxLen {
+		return fmt.Errorf("%d bytes, at most %d", len(id), MaxLen)
+	}
+	if !utf8.ValidString(id) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) || strings.ContainsRune(`/\?#`, r) {
+			return fmt.Errorf("%q contains %q", id, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,24 @@
+// Package store defines agentmemory's documents and the Store interface that
+// every storage backend implements.
+//
+// There are three document kinds, one per container (partition key
+// /user_id), with the JSON field names of the Cosmos DB design so that the
+// same documents go to every backend unchanged:
+//
+//   - Interaction: k conversation turns flattened into one searchable
+//     document, with LLM metadata and two vectors.
+//   - Insight: a session insight extracted by reflection, or the one
+//     long-term profile of a user (id "longterm-{user_id}").
+//   - SessionSummary: one per session: its summary once completed, and the
+//     live session state (turns not yet pruned, cumulative summary, turn
+//     counter) written with ETag concurrency while it is active.
+//
+// Every Store method takes the user id right after the context and refuses
+// an empty one: a backend keeps each user's documents in their own logical
+// partition and never reads, searches or deletes across users, whatever ids
+// a caller passes.
+//
+// Backends: store/sqlite (the embedded default), store/cosmos (Azure Cosmos
+// DB for NoSQL) and store/mem (in-process, for tests and examples). Each
+// passes the conformance suite in store/storetest.
+package store

@@ -1,0 +1,197 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the portable contract of a memory backend.
+//
+// Every method takes ctx and the user id first, fails with ErrInvalid for an
+// empty or malformed user id, and touches only that user's documents: an id
+// belonging to another user is simply not found. Documents passed in must
+// have UserID equal to the user id argument or empty (it is then filled in).
+// Documents returned are the caller's to modify.
+//
+// Implementations are safe for concurrent use.
+type Store interface {
+	// PutInteraction inserts or replaces the interaction with doc.ID.
+	PutInteraction(ctx context.Context, userID string, doc *Interaction) error
+	// GetInteraction returns the interaction with the given id, or ErrNotFound.
+	GetInteraction(ctx context.Context, userID, id string) (*Interaction, error)
+	// ListInteractions returns the user's interactions matching f, oldest
+	// first (by Timestamp, then FirstTurn, then ID).
+	ListInteractions(ctx context.Context, userID string, f InteractionFilter) ([]*Interaction, error)
+	// SearchInteractions ranks the user's interactions for q. Full text
+	// covers content, summary, mentioned topics and entities; vector fields
+	// default to content_vector and summary_vector.
+	SearchInteractions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*Interaction], error)
+
+	// PutInsight inserts or replaces the insight with doc.ID. A missing
+	// ContentHash is computed from InsightText.
+	PutInsight(ctx context.Context, userID string, doc *Insight) error
+	// GetInsight returns the insight with the given id, or ErrNotFound when
+	// it does not exist or is superseded.
+	GetInsight(ctx context.Context, userID, id string) (*Insight, error)
+	// ListInsights returns the user's insights matching f, newest first (by
+	// CreatedAt, then ID). Superseded insights are included only with
+	// f.IncludeSuperseded (the audit read).
+	ListInsights(ctx context.Context, userID string, f InsightFilter) ([]*Insight, error)
+	// SearchInsights ranks the user's active insights for q. Full text
+	// covers insight_text; the vector field is insight_vector.
+	SearchInsights(ctx context.Context, userID string, q SearchRequest) ([]Hit[*Insight], error)
+	// FindInsightByHash returns the active insight whose ContentHash is
+	// hash (the most recent if several), or ErrNotFound.
+	FindInsightByHash(ctx context.Context, userID, hash string) (*Insight, error)
+	// SupersedeInsight soft-deletes the insight with the given id. It fails
+	// with ErrNotFound for an unknown id, ErrInvalid for a bad Supersession,
+	// and ErrConflict when the insight is already superseded differently;
+	// repeating the same supersession succeeds (idempotent retry).
+	SupersedeInsight(ctx context.Context, userID, id string, s Supersession) error
+
+	// PutSession writes a session document. With an empty doc.ETag it
+	// inserts or replaces unconditionally; otherwise it succeeds only if the
+	// stored document has that ETag, and fails with ErrConflict if it has
+	// another or no longer exists. On success doc.ETag holds the new ETag.
+	PutSession(ctx context.Context, userID string, doc *SessionSummary) error
+	// GetSession returns the session document with its ETag, or ErrNotFound.
+	GetSession(ctx context.Context, userID, sessionID string) (*SessionSummary, error)
+	// ListSessions returns the user's sessions matching f, most recent
+	// first (by StartTime, then ID).
+	ListSessions(ctx context.Context, userID string, f SessionFilter) ([]*SessionSummary, error)
+	// SearchSessions ranks the user's session summaries for q. Full text
+	// covers summary and key topics; the vector field is summary_vector.
+	SearchSessions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*SessionSummary], error)
+
+	// DeleteDocument removes one document for good (no soft delete), or
+	// fails with ErrNotFound.
+	DeleteDocument(ctx context.Context, userID string, kind Kind, id string) error
+	// DeleteUser removes every document of the user in every kind: the
+	// right to be forgotten. Deleting a user with no documents succeeds.
+	DeleteUser(ctx context.Context, userID string) error
+
+	// As lets a caller reach the backend's own client for what the portable
+	// API does not cover: i must be a pointer to a backend-documented type.
+	// It reports whether it set *i.
+	As(i any) bool
+	// Close releases the backend's resources. Calls after Close fail with
+	// ErrClosed.
+	Close() error
+}
+
+// InteractionFilter selects interactions for ListInteractions. The zero
+// value selects all of the user's interactions.
+type InteractionFilter struct {
+	// SessionID, if set, keeps one session's interactions.
+	SessionID string
+	// MetadataPending, if true, keeps only documents awaiting metadata.
+	MetadataPending bool
+	// Since and Until, if non-zero, bound Timestamp: Since <= t < Until.
+	Since, Until time.Time
+	// Limit caps the number returned, keeping the most recent ones (still
+	// returned oldest first); zero means no limit.
+	Limit int
+}
+
+// InsightFilter selects insights for ListInsights. The zero value selects
+// all active insights of the user.
+type InsightFilter struct {
+	// Type, if set, keeps one insight type.
+	Type InsightType
+	// Category, if set, keeps one category.
+	Category string
+	// SessionID, if set, keeps insights whose SessionIDs contain it.
+	SessionID string
+	// Processed, if non-nil, keeps insights with that Processed value.
+	Processed *bool
+	// Since and Until, if non-zero, bound CreatedAt: Since <= t < Until.
+	Since, Until time.Time
+	// IncludeSuperseded makes this an audit read: soft-deleted insights are
+	// returned too.
+	IncludeSuperseded bool
+	// Limit caps the number returned (the newest); zero means no limit.
+	Limit int
+}
+
+// SessionFilter selects sessions for ListSessions. The zero value selects
+// all of the user's sessions.
+type SessionFilter struct {
+	// Status, if set, keeps sessions with that status.
+	Status SessionStatus
+	// ReflectionStatus, if set, keeps sessions with that reflection status.
+	ReflectionStatus ReflectionStatus
+	// Since and Until, if non-zero, bound StartTime: Since <= t < Until.
+	Since, Until time.Time
+	// Limit caps the number returned (the most recent); zero means no limit.
+	Limit int
+}
+
+// Supersession describes a soft delete.
+type Supersession struct {
+	// By is the id of the insight that replaces this one; empty only for
+	// ReasonForgotten.
+	By string
+	// Reason is why the insight was superseded.
+	Reason SupersedeReason
+	// At is when; zero means now.
+	At time.Time
+}
+
+// VectorField names a vector property searched by a SearchRequest.
+type VectorField string
+
+// Vector fields.
+const (
+	FieldContentVector VectorField = "content_vector"
+	FieldSummaryVector VectorField = "summary_vector"
+	FieldInsightVector VectorField = "insight_vector"
+)
+
+// DefaultTopK is the number of hits returned when SearchRequest.TopK is zero.
+const DefaultTopK = 5
+
+// RRFK is the Reciprocal Rank Fusion constant.
+const RRFK = 60
+
+// SearchRequest asks for the best documents of one kind.
+//
+// With Vector set, each of VectorFields is a ranked leg by cosine
+// similarity, keeping only documents with similarity >= MinSimilarity.
+// With Text set, full text is a ranked leg by BM25. With several legs the
+// result is fused with Reciprocal Rank Fusion (k = RRFK); with one, it is
+// that leg's order. A request with neither Text nor Vector is ErrInvalid.
+type SearchRequest struct {
+	// Text is the user's query text; backends sanitise it, so any string is
+	// safe. Words are OR-ed: a document matching any word is a candidate.
+	Text string
+	// Vector is the query embedding; its dimension must match the store's.
+	Vector []float32
+	// VectorFields are the vector legs; empty means the kind's defaults. A
+	// field the kind does not have is ErrInvalid.
+	VectorFields []VectorField
+	// TopK is the number of hits; zero means DefaultTopK.
+	TopK int
+	// MinSimilarity drops vector-leg candidates below this cosine similarity.
+	MinSimilarity float64
+	// SessionID keeps documents of one session (interactions: session_id;
+	// insights: session_ids contains it; sessions: the id).
+	SessionID string
+	// InsightType and Category filter insights (ignored for other kinds).
+	InsightType InsightType
+	Category    string
+	// Since and Until bound the kind's time field: Since <= t < Until.
+	Since, Until time.Time
+}
+
+// Hit is one search result.
+type Hit[T any] struct {
+	Doc T
+	// Score orders the hits: the RRF score when legs were fused, else the
+	// single leg's score (cosine similarity or BM25, higher is better).
+	Score float64
+	// Similarity is the best cosine similarity over the vector legs, or 0
+	// when the document came from full text alone.
+	Similarity float64
+	// TextScore is the document's BM25 score (higher is better), or 0.
+	TextScore float64
+}
