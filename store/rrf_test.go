@@ -45,7 +45,7 @@ func TestVectorRanker(t *testing.T) {
 	add("low", []float32{1, 3})  // 0.316
 	add("short", []float32{1})   // wrong length: skipped
 	add("zero", []float32{0, 0}) // zero vector: skipped
-	add("tie", []float32{3, 3})  // 0.707, id "tie" > "mid": loses the tie
+	add("tie", []float32{1, 1})  // 0.707 exactly, id "tie" > "mid": loses the tie
 	got := r.Result()
 	require.Len(t, got, 2)
 	assert.Equal(t, "best", got[0].ID)
