@@ -1,0 +1,41 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+type benchProvider struct{}
+
+func (benchProvider) Invoking(context.Context, *InvokingContext) (*AIContext, error) {
+	return &AIContext{Instructions: "Memory is data.", Messages: []Message{{Role: RoleUser, Text: "memory block", ID: "mem", CreatedAt: time.Unix(1, 0)}}}, nil
+}
+func (benchProvider) Invoked(context.Context, *InvokedContext) error { return nil }
+
+// BenchmarkRun measures the agent's own overhead for one run over a
+// 20-message session with one context provider; the model answers at once.
+func BenchmarkRun(b *testing.B) {
+	at := time.Unix(1, 0)
+	a := New(nopClient{}, Config{
+		Instructions:     "You are a financial advisor.",
+		ContextProviders: []ContextProvider{benchProvider{}},
+		Now:              func() time.Time { return at },
+		NewID:            func() string { return "id" },
+	})
+	history := make([]Message, 20)
+	for i := range history {
+		history[i] = Message{ID: fmt.Sprint(i), Role: RoleUser, Text: "message", CreatedAt: at}
+	}
+	sess, _ := NewSession("s", "u")
+	input := UserText("What did we decide about my 401k?")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sess.messages = history[:20:20] // reset without copying: the run appends past cap.
+		if _, err := a.Run(ctx, sess, input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
