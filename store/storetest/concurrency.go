@@ -1,0 +1,131 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+func testConcurrency(t *testing.T, s *suite) {
+	t.Run("PutAndSearch", func(t *testing.T) {
+		st := s.fresh(t)
+		const workers, each = 8, 6
+		var (
+			wg   sync.WaitGroup
+			mu   sync.Mutex
+			errs []error
+		)
+		fail := func(err error) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+		start := make(chan struct{})
+		for w := range workers {
+			user := []string{alice, bob}[w%2]
+			wg.Go(func() {
+				<-start
+				for i := range each {
+					id := fmt.Sprintf("w%d-%d", w, i)
+					v := vec(1, float32(w), float32(i))
+					in := interaction(id, fmt.Sprintf("s%d", w), at(i), "zebra concurrent "+id)
+					in.ContentVector = v
+					if err := st.PutInteraction(ctx(t), user, in); err != nil {
+						fail(fmt.Errorf("PutInteraction %s: %w", id, err))
+					}
+					n := insight(id, at(i), "zebra concurrent "+id)
+					n.InsightVector = v
+					if err := st.PutInsight(ctx(t), user, n); err != nil {
+						fail(fmt.Errorf("PutInsight %s: %w", id, err))
+					}
+					ss := session(id, at(i), "zebra concurrent "+id)
+					if err := st.PutSession(ctx(t), user, ss); err != nil {
+						fail(fmt.Errorf("PutSession %s: %w", id, err))
+					}
+					q := store.SearchRequest{Text: "zebra " + id, Vector: v, TopK: 3}
+					if hits, err := st.SearchInteractions(ctx(t), user, q); err != nil {
+						fail(fmt.Errorf("SearchInteractions: %w", err))
+					} else if len(hits) == 0 || hits[0].Doc.ID != id || hits[0].Doc.UserID != user {
+						fail(fmt.Errorf("SearchInteractions %s: own document not first: %v", id, hitIDs(hits)))
+					}
+					if _, err := st.SearchInsights(ctx(t), user, q); err != nil {
+						fail(fmt.Errorf("SearchInsights: %w", err))
+					}
+					if _, err := st.ListInteractions(ctx(t), user, store.InteractionFilter{Limit: 5}); err != nil {
+						fail(fmt.Errorf("ListInteractions: %w", err))
+					}
+					if _, err := st.GetSession(ctx(t), user, id); err != nil {
+						fail(fmt.Errorf("GetSession %s: %w", id, err))
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Empty(t, errs)
+		for _, user := range []string{alice, bob} {
+			ints, err := st.ListInteractions(ctx(t), user, store.InteractionFilter{})
+			require.NoError(t, err)
+			assert.Len(t, ints, workers/2*each, user)
+			ins, err := st.ListInsights(ctx(t), user, store.InsightFilter{})
+			require.NoError(t, err)
+			assert.Len(t, ins, workers/2*each, user)
+			sess, err := st.ListSessions(ctx(t), user, store.SessionFilter{})
+			require.NoError(t, err)
+			assert.Len(t, sess, workers/2*each, user)
+			for _, d := range ints {
+				assert.Equal(t, user, d.UserID)
+			}
+		}
+	})
+	t.Run("ETagRace", func(t *testing.T) {
+		st := s.fresh(t)
+		base := session("s1", t0, "base")
+		require.NoError(t, st.PutSession(ctx(t), alice, base))
+		const writers = 12
+		var (
+			wg                   sync.WaitGroup
+			mu                   sync.Mutex
+			wins, conflicts      int
+			others               []error
+			winnerETag, winnerSm string
+		)
+		start := make(chan struct{})
+		for w := range writers {
+			wg.Go(func() {
+				doc := session("s1", t0, fmt.Sprintf("writer %d", w))
+				doc.ETag = base.ETag
+				doc.State.TurnCounter = w
+				<-start
+				err := st.PutSession(ctx(t), alice, doc)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+					winnerETag, winnerSm = doc.ETag, doc.Summary
+				case errors.Is(err, store.ErrConflict):
+					conflicts++
+				default:
+					others = append(others, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Empty(t, others)
+		assert.Equal(t, 1, wins, "exactly one conditional write wins")
+		assert.Equal(t, writers-1, conflicts)
+		got, err := st.GetSession(ctx(t), alice, "s1")
+		require.NoError(t, err)
+		assert.Equal(t, winnerSm, got.Summary, "the stored document is the winner's")
+		assert.Equal(t, winnerETag, got.ETag)
+		assert.NotEqual(t, base.ETag, got.ETag)
+	})
+}
