@@ -1,0 +1,294 @@
+package sqlite
+
+import (
+	"container/list"
+	"slices"
+	"sync"
+
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// vecRow is one document in a vector set: its id, the columns the search
+// filters read, and its vectors (one per vector field of the kind, nil when
+// absent) with their norms.
+type vecRow struct {
+	id string
+	// session is the interaction's session id or the session's own id.
+	session string
+	// sessions are an insight's session ids.
+	sessions    []string
+	t           string // the kind's time field, as timeKey
+	insightType store.InsightType
+	category    string
+	superseded  bool
+	vecs        [2][]float32
+	norms       [2]float32
+}
+
+// rowOverhead approximates a vecRow's bytes beyond its vectors and strings.
+const rowOverhead = 200
+
+func (r *vecRow) size() int64 {
+	n := int64(rowOverhead + len(r.id) + len(r.session) + len(r.category) + len(r.insightType))
+	for _, s := range r.sessions {
+		n += int64(16 + len(s))
+	}
+	for _, v := range r.vecs {
+		n += int64(4 * len(v))
+	}
+	return n
+}
+
+func (r *vecRow) setVectors(vs ...[]float32) {
+	for i, v := range vs {
+		r.vecs[i] = v
+		r.norms[i] = embed.Norm(v)
+	}
+}
+
+// vecSet holds one user's rows of one kind, as of generation gen.
+type vecSet struct {
+	mu    sync.RWMutex
+	gen   int64
+	rows  []vecRow
+	pos   map[string]int // id → index in rows
+	bytes int64
+}
+
+func newVecSet(gen int64, n int) *vecSet {
+	return &vecSet{gen: gen, rows: make([]vecRow, 0, n), pos: make(map[string]int, n)}
+}
+
+// put inserts or replaces a row; the caller holds mu for writing or owns s.
+func (s *vecSet) put(r vecRow) {
+	if i, ok := s.pos[r.id]; ok {
+		s.bytes += r.size() - s.rows[i].size()
+		s.rows[i] = r
+		return
+	}
+	s.pos[r.id] = len(s.rows)
+	s.rows = append(s.rows, r)
+	s.bytes += r.size()
+}
+
+// remove deletes a row by id; the caller holds mu for writing.
+func (s *vecSet) remove(id string) {
+	i, ok := s.pos[id]
+	if !ok {
+		return
+	}
+	s.bytes -= s.rows[i].size()
+	last := len(s.rows) - 1
+	if i != last {
+		s.rows[i] = s.rows[last]
+		s.pos[s.rows[i].id] = i
+	}
+	s.rows[last] = vecRow{}
+	s.rows = s.rows[:last]
+	delete(s.pos, id)
+}
+
+type cacheKey struct {
+	user string
+	kind store.Kind
+}
+
+type cacheEntry struct {
+	key   cacheKey
+	set   *vecSet
+	bytes int64 // the set's size as last accounted
+}
+
+// vecCache keeps vector sets under a byte budget, evicting the least
+// recently used. A set larger than the budget is never cached.
+type vecCache struct {
+	mu    sync.Mutex
+	max   int64 // <= 0: disabled
+	total int64
+	lru   list.List // of *cacheEntry, most recent at the front
+	m     map[cacheKey]*list.Element
+}
+
+func newVecCache(max int64) *vecCache {
+	return &vecCache{max: max, m: make(map[cacheKey]*list.Element)}
+}
+
+// get returns the cached set for k, or nil, and marks it recently used.
+func (c *vecCache) get(k cacheKey) *vecSet {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if !ok {
+		return nil
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*cacheEntry).set
+}
+
+// put caches a freshly loaded set (not yet shared), replacing any other set
+// for k, unless it is larger than the budget.
+func (c *vecCache) put(k cacheKey, s *vecSet) {
+	if c.max <= 0 || s.bytes > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[k]; ok {
+		c.removeLocked(e)
+	}
+	c.m[k] = c.lru.PushFront(&cacheEntry{key: k, set: s, bytes: s.bytes})
+	c.total += s.bytes
+	c.evictLocked()
+}
+
+// apply brings the cached set of k from generation old to gen by applying
+// changes, the committed work of one write transaction. A set at another
+// generation than old missed a write (another process's, or a load racing
+// this write) and is dropped, to be reloaded by the next search.
+func (c *vecCache) apply(k cacheKey, old, gen int64, changes []change) {
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	ent := e.Value.(*cacheEntry)
+	s := ent.set
+	s.mu.Lock()
+	stale := s.gen != old
+	if !stale {
+		for _, ch := range changes {
+			if ch.upsert != nil {
+				s.put(*ch.upsert)
+			} else {
+				s.remove(ch.remove)
+			}
+		}
+		s.gen = gen
+	}
+	bytes, cur := s.bytes, s.gen
+	s.mu.Unlock()
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.m[k]; !ok || cur != e {
+		return // evicted or replaced meanwhile
+	}
+	if stale && cur != gen {
+		c.removeLocked(e)
+		return
+	}
+	c.total += bytes - ent.bytes
+	ent.bytes = bytes
+	if bytes > c.max {
+		c.removeLocked(e)
+	}
+	c.evictLocked()
+}
+
+// dropUser forgets every set of a user.
+func (c *vecCache) dropUser(user string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, kind := range store.Kinds {
+		if e, ok := c.m[cacheKey{user, kind}]; ok {
+			c.removeLocked(e)
+		}
+	}
+}
+
+func (c *vecCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Init()
+	clear(c.m)
+	c.total = 0
+}
+
+func (c *vecCache) removeLocked(e *list.Element) {
+	ent := e.Value.(*cacheEntry)
+	c.lru.Remove(e)
+	delete(c.m, ent.key)
+	c.total -= ent.bytes
+}
+
+func (c *vecCache) evictLocked() {
+	for c.total > c.max {
+		back := c.lru.Back()
+		if back == nil {
+			return
+		}
+		c.removeLocked(back)
+	}
+}
+
+// stats reports the cached sets and their bytes.
+func (c *vecCache) stats() (sets int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m), c.total
+}
+
+// filter is the part of a SearchRequest a vector set row must match.
+type filter struct {
+	kind         store.Kind
+	session      string
+	insightType  store.InsightType
+	category     string
+	since, until string // timeKey bounds; "" when unset
+}
+
+func (f *filter) match(r *vecRow) bool {
+	switch f.kind {
+	case store.KindInsight:
+		if r.superseded {
+			return false
+		}
+		if f.session != "" && !slices.Contains(r.sessions, f.session) {
+			return false
+		}
+		if f.insightType != "" && r.insightType != f.insightType {
+			return false
+		}
+		if f.category != "" && r.category != f.category {
+			return false
+		}
+	default:
+		if f.session != "" && r.session != f.session {
+			return false
+		}
+	}
+	if f.since != "" && r.t < f.since {
+		return false
+	}
+	if f.until != "" && r.t >= f.until {
+		return false
+	}
+	return true
+}
+
+// rank runs one vector leg per field slot over the set's matching rows; the
+// caller holds mu for reading or owns s.
+func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64) [][]store.Scored {
+	rankers := make([]*store.VectorRanker, len(slots))
+	for i := range slots {
+		rankers[i] = store.NewVectorRanker(query, k, minSim)
+	}
+	for i := range s.rows {
+		r := &s.rows[i]
+		if !f.match(r) {
+			continue
+		}
+		for j, slot := range slots {
+			if v := r.vecs[slot]; v != nil {
+				rankers[j].Add(r.id, v, r.norms[slot])
+			}
+		}
+	}
+	legs := make([][]store.Scored, len(slots))
+	for i, rk := range rankers {
+		legs[i] = rk.Result()
+	}
+	return legs
+}

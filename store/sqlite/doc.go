@@ -1,0 +1,51 @@
+// Package sqlite is agentmemory's embedded default store: one SQLite file,
+// through the pure-Go modernc.org/sqlite driver (database/sql driver name
+// "sqlite"), implementing store.Store.
+//
+// # Layout
+//
+// Each document kind has its own table (interactions, insights,
+// session_summaries) keyed by an integer rowid and unique on (user_id, id).
+// A row holds the document as JSON in its doc column, without its vectors
+// and ETag, next to the columns that filters and orderings need (session id,
+// times as fixed-width UTC RFC 3339 text that sorts like the instant, status
+// flags, content hash…) and the vectors as little-endian float32 BLOBs, one
+// column per vector field. Every filter and ordering is served by an index
+// led by user_id.
+//
+// Full text lives in contentless FTS5 tables (tokenize 'porter unicode61')
+// kept in step with the base tables by triggers, so the text is stored once.
+// Queries are ranked with bm25() and always joined back to the base table on
+// its user_id: a user never sees another user's rows. User text is turned
+// into a safe MATCH expression by quoting every word and OR-ing them, so no
+// input is a syntax error or an FTS5 operator.
+//
+// Vectors are ranked in Go with store.VectorRanker over a per-user,
+// per-kind in-memory cache of ids, vectors, norms and the filter columns,
+// bounded by an LRU over total bytes (Config.VectorCacheBytes). A random
+// generation number per user and kind, written in the same transaction as
+// every change, tells a search whether its cached set is current; this
+// process's writes update the cached set in place, and a write by another
+// process (or another Store on the same file) makes the next search reload
+// it.
+//
+// # Durability and concurrency
+//
+// The file is in WAL mode with synchronous=FULL: a write is acknowledged
+// only once its WAL frame is fsynced, so it survives a process kill and a
+// power loss alike. (synchronous=NORMAL would survive process crashes but
+// could lose the last transactions on power loss, which breaks "nothing
+// acknowledged is lost".) Writes go through a single connection that starts
+// transactions with BEGIN IMMEDIATE, so in-process writers queue in Go rather
+// than spinning on SQLITE_BUSY, and a conditional write (the session ETag)
+// reads and writes under the same write lock. Reads use a separate pool and
+// see a consistent snapshot per call. Other processes may open the same
+// file: SQLite's locking keeps it consistent and busy_timeout (Config.
+// BusyTimeout) absorbs their write lock.
+//
+// # Schema versions
+//
+// PRAGMA user_version holds the schema version; Open applies the missing
+// migrations in order in one transaction, and refuses a file written by a
+// newer version (ErrSchemaTooNew) or by another application.
+package sqlite

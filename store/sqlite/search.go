@@ -1,0 +1,298 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// spec names a kind's tables and columns (constants, never user data).
+type spec struct {
+	kind    store.Kind
+	table   string
+	fts     string
+	timeCol string
+	// fields are the kind's vector fields, each stored in the column of the
+	// same name; a field's index is its slot in vecRow.vecs.
+	fields []store.VectorField
+}
+
+func specOf(kind store.Kind) (spec, bool) {
+	switch kind {
+	case store.KindInteraction:
+		return spec{kind, "interactions", "interactions_fts", "ts",
+			[]store.VectorField{store.FieldContentVector, store.FieldSummaryVector}}, true
+	case store.KindInsight:
+		return spec{kind, "insights", "insights_fts", "created_at",
+			[]store.VectorField{store.FieldInsightVector}}, true
+	case store.KindSessionSummary:
+		return spec{kind, "session_summaries", "sessions_fts", "start_time",
+			[]store.VectorField{store.FieldSummaryVector}}, true
+	}
+	return spec{}, false
+}
+
+// SearchInteractions ranks the user's interactions for q.
+func (s *Store) SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error) {
+	return search(ctx, s, userID, store.KindInteraction, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.Interaction, error) {
+		return queryInteractions(ctx, tx, `SELECT id, doc, content_vector, summary_vector FROM interactions
+WHERE user_id = ? AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
+	}, func(d *store.Interaction) string { return d.ID })
+}
+
+// SearchInsights ranks the user's active insights for q.
+func (s *Store) SearchInsights(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Insight], error) {
+	return search(ctx, s, userID, store.KindInsight, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.Insight, error) {
+		return queryInsights(ctx, tx, `SELECT id, doc, insight_vector FROM insights
+WHERE user_id = ? AND superseded = 0 AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
+	}, func(d *store.Insight) string { return d.ID })
+}
+
+// SearchSessions ranks the user's session summaries for q.
+func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error) {
+	return search(ctx, s, userID, store.KindSessionSummary, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.SessionSummary, error) {
+		return querySessions(ctx, tx, `SELECT id, doc, summary_vector, etag FROM session_summaries
+WHERE user_id = ? AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
+	}, func(d *store.SessionSummary) string { return d.ID })
+}
+
+func idArgs(userID string, ids []string) []any {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, userID)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return args
+}
+
+// legDepth is the minimum number of candidates each leg contributes to
+// fusion. Fusion is exact (the same as over complete legs) whenever no leg
+// has more candidates than max(TopK, legDepth); beyond that, a document
+// missing from a leg would have added less than 1/(RRFK+legDepth+1) from it.
+const legDepth = 100
+
+// search runs the vector legs and the text leg of q in one read snapshot,
+// fuses them with store.Combine and loads the winners' documents.
+func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind, q store.SearchRequest,
+	load func(context.Context, *sql.Tx, []string) ([]T, error), idOf func(T) string) ([]store.Hit[T], error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	q, err := s.v.Search(kind, q)
+	if err != nil {
+		return nil, err
+	}
+	sp, _ := specOf(kind)
+	match := sanitise(q.Text)
+	if match == "" && len(q.Vector) == 0 {
+		return nil, nil // only punctuation: nothing can match
+	}
+	f := filter{kind: kind, session: q.SessionID}
+	if kind == store.KindInsight {
+		f.insightType, f.category = q.InsightType, q.Category
+	}
+	if !q.Since.IsZero() {
+		f.since = timeKey(q.Since)
+	}
+	if !q.Until.IsZero() {
+		f.until = timeKey(q.Until)
+	}
+	depth := max(q.TopK, legDepth)
+	var hits []store.Hit[T]
+	err = s.read(ctx, "search "+string(kind), func(tx *sql.Tx) error {
+		var legs [][]store.Scored
+		if len(q.Vector) > 0 {
+			var err error
+			if legs, err = s.vectorLegs(ctx, tx, userID, sp, &f, q, depth); err != nil {
+				return err
+			}
+		}
+		var text []store.Scored
+		if match != "" {
+			var err error
+			if text, err = textLeg(ctx, tx, userID, sp, &f, match, depth); err != nil {
+				return err
+			}
+		}
+		ranked := store.Combine(q.TopK, legs, text)
+		if len(ranked) == 0 {
+			return nil
+		}
+		ids := make([]string, len(ranked))
+		for i, r := range ranked {
+			ids[i] = r.ID
+		}
+		docs, err := load(ctx, tx, ids)
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]T, len(docs))
+		for _, d := range docs {
+			byID[idOf(d)] = d
+		}
+		hits = make([]store.Hit[T], 0, len(ranked))
+		for _, r := range ranked {
+			d, ok := byID[r.ID]
+			if !ok {
+				continue // cannot happen within one snapshot; be safe
+			}
+			hits = append(hits, store.Hit[T]{Doc: d, Score: r.Score, Similarity: r.Similarity, TextScore: r.TextScore})
+		}
+		return nil
+	})
+	return hits, err
+}
+
+// vectorLegs ranks the user's vectors for each requested field, from the
+// cache when it is at the snapshot's generation, else from the file (and
+// then caches them).
+func (s *Store) vectorLegs(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filter, q store.SearchRequest, depth int) ([][]store.Scored, error) {
+	slots := make([]int, len(q.VectorFields))
+	for i, field := range q.VectorFields {
+		slots[i] = slices.Index(sp.fields, field) // validated: always found
+	}
+	gen, err := readGen(ctx, tx, userID, sp.kind)
+	if err != nil {
+		return nil, err
+	}
+	key := cacheKey{userID, sp.kind}
+	if set := s.cache.get(key); set != nil {
+		set.mu.RLock()
+		if set.gen == gen {
+			legs := set.rank(f, slots, q.Vector, depth, q.MinSimilarity)
+			set.mu.RUnlock()
+			return legs, nil
+		}
+		set.mu.RUnlock()
+	}
+	set, err := loadSet(ctx, tx, userID, sp, gen)
+	if err != nil {
+		return nil, err
+	}
+	legs := set.rank(f, slots, q.Vector, depth, q.MinSimilarity)
+	s.cache.put(key, set)
+	sets, bytes := s.cache.stats()
+	s.log.Debug("vector set loaded", "kind", sp.kind, "rows", len(set.rows), "bytes", set.bytes,
+		"cached_sets", sets, "cached_bytes", bytes)
+	return legs, nil
+}
+
+// loadSet reads a user's vectors of one kind, with the columns the filters
+// need, as of the transaction's snapshot (generation gen).
+func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64) (*vecSet, error) {
+	var query string
+	switch sp.kind {
+	case store.KindInteraction:
+		query = `SELECT id, session_id, ts, content_vector, summary_vector FROM interactions
+WHERE user_id = ? AND (content_vector IS NOT NULL OR summary_vector IS NOT NULL)`
+	case store.KindInsight:
+		query = `SELECT id, doc -> '$.session_ids', created_at, insight_type, category, insight_vector FROM insights
+WHERE user_id = ? AND superseded = 0 AND insight_vector IS NOT NULL`
+	case store.KindSessionSummary:
+		query = `SELECT id, start_time, summary_vector FROM session_summaries
+WHERE user_id = ? AND summary_vector IS NOT NULL`
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sp.table+` WHERE user_id = ?`, userID).Scan(&n); err != nil {
+		return nil, err
+	}
+	set := newVecSet(gen, n)
+	rows, err := tx.QueryContext(ctx, query, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r vecRow
+		var a, b sql.RawBytes
+		var sessions sql.NullString
+		var err error
+		switch sp.kind {
+		case store.KindInteraction:
+			err = rows.Scan(&r.id, &r.session, &r.t, &a, &b)
+		case store.KindInsight:
+			err = rows.Scan(&r.id, &sessions, &r.t, &r.insightType, &r.category, &a)
+		case store.KindSessionSummary:
+			err = rows.Scan(&r.id, &r.t, &a)
+			r.session = r.id
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sessions.Valid && sessions.String != "null" {
+			if err := json.Unmarshal([]byte(sessions.String), &r.sessions); err != nil {
+				return nil, fmt.Errorf("decode session ids of insight %s: %w", r.id, err)
+			}
+		}
+		va, err := decodeVector(a)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s of %s %s: %w", sp.fields[0], sp.kind, r.id, err)
+		}
+		vb, err := decodeVector(b)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s of %s %s: %w", store.FieldSummaryVector, sp.kind, r.id, err)
+		}
+		r.setVectors(va, vb)
+		set.put(r)
+	}
+	return set, rows.Err()
+}
+
+// textLeg ranks the user's documents by BM25 for a sanitised MATCH
+// expression. The CROSS JOIN makes SQLite drive the query from the
+// full-text index and check each match against the user's row, never the
+// other way round.
+func textLeg(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filter, match string, k int) ([]store.Scored, error) {
+	var w where
+	w.add(sp.fts+" MATCH ?", match)
+	w.add("t.user_id = ?", userID)
+	switch sp.kind {
+	case store.KindInteraction:
+		if f.session != "" {
+			w.add("t.session_id = ?", f.session)
+		}
+	case store.KindInsight:
+		w.add("t.superseded = 0")
+		if f.session != "" {
+			w.add(`EXISTS (SELECT 1 FROM insight_sessions AS s
+	WHERE s.user_id = t.user_id AND s.session_id = ? AND s.insight_rid = t.rid)`, f.session)
+		}
+		if f.insightType != "" {
+			w.add("t.insight_type = ?", string(f.insightType))
+		}
+		if f.category != "" {
+			w.add("t.category = ?", f.category)
+		}
+	case store.KindSessionSummary:
+		if f.session != "" {
+			w.add("t.id = ?", f.session)
+		}
+	}
+	if f.since != "" {
+		w.add("t."+sp.timeCol+" >= ?", f.since)
+	}
+	if f.until != "" {
+		w.add("t."+sp.timeCol+" < ?", f.until)
+	}
+	query := `SELECT t.id, bm25(` + sp.fts + `) AS score FROM ` + sp.fts + ` CROSS JOIN ` + sp.table +
+		` AS t ON t.rid = ` + sp.fts + `.rowid WHERE ` + w.String() + ` ORDER BY score, t.id` + limitClause(k)
+	rows, err := tx.QueryContext(ctx, query, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Scored
+	for rows.Next() {
+		var sc store.Scored
+		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
+			return nil, err
+		}
+		sc.Score = -sc.Score // bm25() is lower-is-better
+		out = append(out, sc)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,208 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+const sessionUpsert = `INSERT INTO session_summaries
+	(user_id, id, start_time, status, reflection_status, etag, summary_vector, doc)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (user_id, id) DO UPDATE SET
+	start_time = excluded.start_time, status = excluded.status,
+	reflection_status = excluded.reflection_status, etag = excluded.etag,
+	summary_vector = excluded.summary_vector, doc = excluded.doc`
+
+// PutSession writes a session document. With an empty doc.ETag it inserts
+// or replaces unconditionally; otherwise it succeeds only if the stored
+// document still has that ETag, and fails with store.ErrConflict if it has
+// another or no longer exists. The check and the write run under the
+// database's write lock, so they are atomic across processes too. On
+// success doc.ETag holds the new ETag; on failure doc.ETag is unchanged.
+func (s *Store) PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	if err := s.v.Session(userID, doc); err != nil {
+		return err
+	}
+	b, err := encodeSession(doc)
+	if err != nil {
+		return fmt.Errorf("%w: session %s: %v", store.ErrInvalid, doc.ID, err)
+	}
+	etag := rand.Text()
+	err = s.write(ctx, "put session", userID, func(tx *sql.Tx) ([]change, error) {
+		if doc.ETag != "" {
+			var cur string
+			err := tx.QueryRowContext(ctx, `SELECT etag FROM session_summaries WHERE user_id = ? AND id = ?`,
+				userID, doc.ID).Scan(&cur)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("%w: session %s no longer exists (ETag %s)", store.ErrConflict, doc.ID, doc.ETag)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if cur != doc.ETag {
+				return nil, fmt.Errorf("%w: session %s changed: ETag %s, stored %s", store.ErrConflict, doc.ID, doc.ETag, cur)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, sessionUpsert, userID, doc.ID, timeKey(doc.StartTime), string(doc.Status),
+			string(doc.ReflectionStatus), etag, encodeVector(doc.SummaryVector), b); err != nil {
+			return nil, fmt.Errorf("session %s: %w", doc.ID, err)
+		}
+		return []change{sessionChange(doc)}, nil
+	})
+	if err != nil {
+		return err
+	}
+	doc.ETag = etag
+	return nil
+}
+
+// sessionChange is the cache's view of a written session.
+func sessionChange(d *store.SessionSummary) change {
+	if len(d.SummaryVector) == 0 {
+		return change{kind: store.KindSessionSummary, remove: d.ID}
+	}
+	r := &vecRow{id: d.ID, session: d.ID, t: timeKey(d.StartTime)}
+	r.setVectors(slices.Clone(d.SummaryVector))
+	return change{kind: store.KindSessionSummary, upsert: r}
+}
+
+// GetSession returns the session document with its ETag, or
+// store.ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if err := store.CheckID("session id", sessionID); err != nil {
+		return nil, err
+	}
+	var doc *store.SessionSummary
+	err := s.read(ctx, "get session", func(tx *sql.Tx) error {
+		docs, err := querySessions(ctx, tx, `SELECT id, doc, summary_vector, etag FROM session_summaries
+WHERE user_id = ? AND id = ?`, userID, sessionID)
+		if err != nil {
+			return err
+		}
+		if len(docs) == 0 {
+			return fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
+		}
+		doc = docs[0]
+		return nil
+	})
+	return doc, err
+}
+
+// ListSessions returns the user's sessions matching f, most recent first
+// (by StartTime, then ID, both descending).
+func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if err := checkLimit("list sessions", f.Limit); err != nil {
+		return nil, err
+	}
+	var w where
+	w.add("user_id = ?", userID)
+	if f.Status != "" {
+		w.add("status = ?", string(f.Status))
+	}
+	if f.ReflectionStatus != "" {
+		w.add("reflection_status = ?", string(f.ReflectionStatus))
+	}
+	w.timeRange("start_time", f.Since, f.Until)
+	q := `SELECT id, doc, summary_vector, etag FROM session_summaries WHERE ` + w.String() +
+		` ORDER BY start_time DESC, id DESC` + limitClause(f.Limit)
+	var out []*store.SessionSummary
+	err := s.read(ctx, "list sessions", func(tx *sql.Tx) error {
+		var err error
+		out, err = querySessions(ctx, tx, q, w.args...)
+		return err
+	})
+	return out, err
+}
+
+func querySessions(ctx context.Context, q queryer, query string, args ...any) ([]*store.SessionSummary, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*store.SessionSummary
+	for rows.Next() {
+		var id, etag string
+		var d, v sql.RawBytes
+		if err := rows.Scan(&id, &d, &v, &etag); err != nil {
+			return nil, err
+		}
+		doc, err := decodeSession(d, v, etag)
+		if err != nil {
+			return nil, fmt.Errorf("decode session %s: %w", id, err)
+		}
+		out = append(out, doc)
+	}
+	return out, rows.Err()
+}
+
+// DeleteDocument removes one document for good, or fails with
+// store.ErrNotFound. Its full-text entry (and an insight's session links)
+// go with it.
+func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	sp, ok := specOf(kind)
+	if !ok {
+		return fmt.Errorf("%w: delete: unknown kind %q", store.ErrInvalid, kind)
+	}
+	if err := store.CheckID(string(kind)+" id", id); err != nil {
+		return err
+	}
+	return s.write(ctx, "delete document", userID, func(tx *sql.Tx) ([]change, error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM `+sp.table+` WHERE user_id = ? AND id = ?`, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: %s %s", store.ErrNotFound, kind, id)
+		}
+		return []change{{kind: kind, remove: id}}, nil
+	})
+}
+
+// DeleteUser removes every document of the user in every kind, with their
+// full-text entries and generation rows. Deleting a user with no documents
+// succeeds.
+func (s *Store) DeleteUser(ctx context.Context, userID string) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	err := s.write(ctx, "delete user", userID, func(tx *sql.Tx) ([]change, error) {
+		for _, kind := range store.Kinds {
+			sp, _ := specOf(kind)
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+sp.table+` WHERE user_id = ?`, userID); err != nil {
+				return nil, fmt.Errorf("%s: %w", kind, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM generations WHERE user_id = ?`, userID); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	s.cache.dropUser(userID)
+	return nil
+}

@@ -1,0 +1,307 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentmemory/agentmemory/store"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Defaults applied for zero Config fields.
+const (
+	DefaultBusyTimeout      = 5 * time.Second
+	DefaultCacheSizeKiB     = 8 << 10
+	DefaultVectorCacheBytes = 512 << 20
+)
+
+// Config configures a Store. The zero value is usable.
+type Config struct {
+	// Dimensions is the vector length the store holds; every vector written
+	// or searched must have it. Zero accepts any length, and a search then
+	// compares only vectors of the query's length.
+	Dimensions int
+	// BusyTimeout is how long a statement waits for a lock another
+	// connection or process holds before failing; zero means
+	// DefaultBusyTimeout (5 s).
+	BusyTimeout time.Duration
+	// CacheSizeKiB is SQLite's page cache per connection, in KiB; zero
+	// means DefaultCacheSizeKiB (8 MiB).
+	CacheSizeKiB int
+	// VectorCacheBytes bounds the in-memory vector cache (about 4 bytes per
+	// dimension per vector plus ~200 bytes per document); the least recently
+	// searched user's sets are evicted first. Zero means
+	// DefaultVectorCacheBytes (512 MiB, enough for 100,000 interactions with
+	// two 384-d vectors); a negative value disables the cache, so every
+	// vector search reads the user's vectors from the file.
+	VectorCacheBytes int64
+	// MaxReaders caps the read connections; zero means max(4, GOMAXPROCS).
+	MaxReaders int
+	// Logger receives migrations (Info) and cache activity (Debug); nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store on one SQLite file. It is safe for concurrent use.
+type Store struct {
+	path  string
+	v     store.Validator
+	log   *slog.Logger
+	w     *sql.DB    // the one writer connection, BEGIN IMMEDIATE
+	r     *sql.DB    // readers
+	wmu   sync.Mutex // serialises write transactions and their cache updates
+	cache *vecCache
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store file at path and migrates its
+// schema to the current version.
+func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty path")
+	}
+	if cfg.Dimensions < 0 {
+		return nil, fmt.Errorf("sqlite: open %s: negative dimensions %d", path, cfg.Dimensions)
+	}
+	if cfg.BusyTimeout <= 0 {
+		cfg.BusyTimeout = DefaultBusyTimeout
+	}
+	if cfg.CacheSizeKiB <= 0 {
+		cfg.CacheSizeKiB = DefaultCacheSizeKiB
+	}
+	if cfg.VectorCacheBytes == 0 {
+		cfg.VectorCacheBytes = DefaultVectorCacheBytes
+	}
+	if cfg.MaxReaders <= 0 {
+		cfg.MaxReaders = max(4, runtime.GOMAXPROCS(0))
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("store", "sqlite", "path", path)
+
+	w, err := sql.Open("sqlite", dsn(path, cfg, true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := migrate(ctx, w, log); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", dsn(path, cfg, false))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(cfg.MaxReaders)
+	r.SetMaxIdleConns(cfg.MaxReaders)
+	if err := r.PingContext(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return &Store{
+		path:  path,
+		v:     store.Validator{Dimensions: cfg.Dimensions},
+		log:   log,
+		w:     w,
+		r:     r,
+		cache: newVecCache(cfg.VectorCacheBytes),
+	}, nil
+}
+
+// dsn builds the modernc DSN: a file: URI (so that '?', '#' and '%' in the
+// path are escaped rather than parsed) with the connection pragmas.
+func dsn(path string, cfg Config, writer bool) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	var b strings.Builder
+	b.WriteString("file:")
+	b.WriteString(esc)
+	fmt.Fprintf(&b, "?_pragma=busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
+	b.WriteString("&_pragma=journal_mode(WAL)")
+	b.WriteString("&_pragma=synchronous(FULL)")
+	b.WriteString("&_pragma=foreign_keys(1)")
+	b.WriteString("&_pragma=temp_store(MEMORY)")
+	fmt.Fprintf(&b, "&_pragma=cache_size(-%d)", cfg.CacheSizeKiB)
+	if writer {
+		b.WriteString("&_txlock=immediate")
+	}
+	return b.String()
+}
+
+// As sets *i when i is a **sql.DB: the pool of read connections on the
+// store's file. Reading through it is safe at any time. Writes through it
+// must use BEGIN IMMEDIATE and are not seen by the store's vector cache
+// until the user's next write through the store; prefer the Store methods.
+func (s *Store) As(i any) bool {
+	if p, ok := i.(**sql.DB); ok && p != nil {
+		*p = s.r
+		return true
+	}
+	return false
+}
+
+// Close closes the store's connections. It is safe to call more than once;
+// every other method then fails with store.ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.wmu.Lock() // let a write in flight finish its cache update
+		defer s.wmu.Unlock()
+		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
+		s.cache.clear()
+		if s.closeErr != nil {
+			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)
+		}
+	})
+	return s.closeErr
+}
+
+// check refuses calls on a closed store and bad user ids.
+func (s *Store) check(userID string) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return store.CheckUserID(userID)
+}
+
+// fail wraps a database error from op, mapping the errors of a store
+// closed underneath the call to store.ErrClosed.
+func (s *Store) fail(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.closed.Load() && !errors.Is(err, store.ErrClosed) {
+		return fmt.Errorf("sqlite: %s: %w (%v)", op, store.ErrClosed, err)
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}
+
+// change is what a committed write does to one user's cached vector set of
+// one kind: an upserted row or a removed id.
+type change struct {
+	kind   store.Kind
+	upsert *vecRow
+	remove string
+}
+
+// write runs fn in a write transaction for userID, bumping the generation
+// of every kind fn reports changed, and then applies the changes to the
+// vector cache. fn returns the changes it made.
+func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *sql.Tx) ([]change, error)) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	defer tx.Rollback()
+	changes, err := fn(tx)
+	if err != nil {
+		if isStoreErr(err) {
+			return err
+		}
+		return s.fail(op, err)
+	}
+	type bump struct{ old, new int64 }
+	bumps := make(map[store.Kind]bump)
+	for _, c := range changes {
+		if _, ok := bumps[c.kind]; ok {
+			continue
+		}
+		old, err := readGen(ctx, tx, userID, c.kind)
+		if err != nil {
+			return s.fail(op, err)
+		}
+		g := newGen()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO generations (user_id, kind, gen) VALUES (?, ?, ?)
+ON CONFLICT (user_id, kind) DO UPDATE SET gen = excluded.gen`, userID, string(c.kind), g); err != nil {
+			return s.fail(op, err)
+		}
+		bumps[c.kind] = bump{old, g}
+	}
+	if err := tx.Commit(); err != nil {
+		return s.fail(op, err)
+	}
+	for kind, b := range bumps {
+		var cs []change
+		for _, c := range changes {
+			if c.kind == kind {
+				cs = append(cs, c)
+			}
+		}
+		s.cache.apply(cacheKey{userID, kind}, b.old, b.new, cs)
+	}
+	return nil
+}
+
+func isStoreErr(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) ||
+		errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrClosed)
+}
+
+// newGen returns a fresh, non-zero generation number. Generations are
+// random rather than counters so that a value is never reused after a
+// user's rows (and generation rows) are deleted and written again.
+func newGen() int64 {
+	for {
+		if g := rand.Int64(); g != 0 {
+			return g
+		}
+	}
+}
+
+// queryer is what *sql.Tx and *sql.DB share.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// readGen returns the generation of a user's kind; 0 when it has none.
+func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (int64, error) {
+	var g int64
+	err := q.QueryRowContext(ctx, `SELECT gen FROM generations WHERE user_id = ? AND kind = ?`, userID, string(kind)).Scan(&g)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return g, err
+}
+
+// read runs fn in a read transaction: one consistent snapshot.
+func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(op, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		if isStoreErr(err) {
+			return err
+		}
+		return s.fail(op, err)
+	}
+	return nil
+}

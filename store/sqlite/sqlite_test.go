@@ -1,0 +1,20 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+	"github.com/agentmemory/agentmemory/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.RunConformance(t, func(t *testing.T) store.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: storetest.Dimensions})
+		require.NoError(t, err)
+		return s
+	})
+}
