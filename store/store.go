@@ -11,7 +11,8 @@ import (
 // empty or malformed user id, and touches only that user's documents: an id
 // belonging to another user is simply not found. Documents passed in must
 // have UserID equal to the user id argument or empty (it is then filled in).
-// Documents returned are the caller's to modify.
+// The store keeps no reference to a document passed in, and documents
+// returned are the caller's to modify.
 //
 // Implementations are safe for concurrent use.
 type Store interface {
@@ -46,7 +47,8 @@ type Store interface {
 	// SupersedeInsight soft-deletes the insight with the given id. It fails
 	// with ErrNotFound for an unknown id, ErrInvalid for a bad Supersession,
 	// and ErrConflict when the insight is already superseded differently;
-	// repeating the same supersession succeeds (idempotent retry).
+	// repeating the same supersession (same By and Reason, whatever At)
+	// succeeds and keeps the first SupersededAt (idempotent retry).
 	SupersedeInsight(ctx context.Context, userID, id string, s Supersession) error
 
 	// PutSession writes a session document. With an empty doc.ETag it
@@ -179,7 +181,9 @@ type SearchRequest struct {
 	// InsightType and Category filter insights (ignored for other kinds).
 	InsightType InsightType
 	Category    string
-	// Since and Until bound the kind's time field: Since <= t < Until.
+	// Since and Until, if non-zero, bound the kind's time field
+	// (interactions: timestamp; insights: created_at; sessions:
+	// start_time): Since <= t < Until.
 	Since, Until time.Time
 }
 

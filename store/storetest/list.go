@@ -21,9 +21,9 @@ func testList(t *testing.T, s *suite) {
 		// Put out of order: the store orders by Timestamp, then FirstTurn.
 		for _, d := range []*store.Interaction{
 			mk("i4", "s1", 3, 7, true),
-			mk("i3", "s1", 2, 5, false),
+			mk("i2", "s1", 2, 5, false),
 			mk("j1", "s2", 1, 1, true),
-			mk("i2", "s1", 2, 3, false), // same timestamp as i3, earlier turns
+			mk("i3", "s1", 2, 3, false), // same timestamp as i2, earlier turns: i3 comes first
 			mk("i1", "s1", 0, 1, false),
 		} {
 			require.NoError(t, st.PutInteraction(ctx(t), alice, d))
@@ -33,17 +33,17 @@ func testList(t *testing.T, s *suite) {
 			f    store.InteractionFilter
 			want []string
 		}{
-			{"all oldest first", store.InteractionFilter{}, []string{"i1", "j1", "i2", "i3", "i4"}},
-			{"one session", store.InteractionFilter{SessionID: "s1"}, []string{"i1", "i2", "i3", "i4"}},
-			{"limit keeps the most recent", store.InteractionFilter{SessionID: "s1", Limit: 2}, []string{"i3", "i4"}},
-			{"limit over all", store.InteractionFilter{Limit: 3}, []string{"i2", "i3", "i4"}},
-			{"limit above count", store.InteractionFilter{Limit: 50}, []string{"i1", "j1", "i2", "i3", "i4"}},
+			{"all oldest first", store.InteractionFilter{}, []string{"i1", "j1", "i3", "i2", "i4"}},
+			{"one session", store.InteractionFilter{SessionID: "s1"}, []string{"i1", "i3", "i2", "i4"}},
+			{"limit keeps the most recent", store.InteractionFilter{SessionID: "s1", Limit: 2}, []string{"i2", "i4"}},
+			{"limit over all", store.InteractionFilter{Limit: 3}, []string{"i3", "i2", "i4"}},
+			{"limit above count", store.InteractionFilter{Limit: 50}, []string{"i1", "j1", "i3", "i2", "i4"}},
 			{"metadata pending", store.InteractionFilter{MetadataPending: true}, []string{"j1", "i4"}},
 			{"pending in session", store.InteractionFilter{SessionID: "s2", MetadataPending: true}, []string{"j1"}},
-			{"since inclusive, until exclusive", store.InteractionFilter{Since: at(1), Until: at(3)}, []string{"j1", "i2", "i3"}},
-			{"since only", store.InteractionFilter{Since: at(2)}, []string{"i2", "i3", "i4"}},
+			{"since inclusive, until exclusive", store.InteractionFilter{Since: at(1), Until: at(3)}, []string{"j1", "i3", "i2"}},
+			{"since only", store.InteractionFilter{Since: at(2)}, []string{"i3", "i2", "i4"}},
 			{"until only", store.InteractionFilter{Until: at(1)}, []string{"i1"}},
-			{"range and limit", store.InteractionFilter{Since: at(1), Until: at(3), Limit: 1}, []string{"i3"}},
+			{"range and limit", store.InteractionFilter{Since: at(1), Until: at(3), Limit: 1}, []string{"i2"}},
 			{"unknown session", store.InteractionFilter{SessionID: "s9"}, []string{}},
 		}
 		for _, c := range cases {
@@ -54,7 +54,7 @@ func testList(t *testing.T, s *suite) {
 		// A non-UTC bound is the same instant.
 		got, err := st.ListInteractions(ctx(t), alice, store.InteractionFilter{Since: at(2).In(zone)})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"i2", "i3", "i4"}, interactionIDs(got))
+		assert.Equal(t, []string{"i3", "i2", "i4"}, interactionIDs(got))
 	})
 	t.Run("Sessions", func(t *testing.T) {
 		st := s.fresh(t)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +264,34 @@ func testSearchKind(t *testing.T, s *suite, k searchKind) {
 		hits, err = k.find(t, st, alice, store.SearchRequest{Text: "plain"})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"novec"}, viewIDs(hits), "a document without vectors is found by text")
+	})
+	t.Run("TextBM25", func(t *testing.T) {
+		st := s.fresh(t)
+		// Same term frequency, different lengths: the shorter ranks first.
+		k.put(t, st, alice, "long", "walrus resting on the cold northern shore line near the drifting ice", nil, at(0))
+		k.put(t, st, alice, "short", "walrus resting", nil, at(1))
+		// Same length, different term frequency: the higher ranks first.
+		k.put(t, st, alice, "tf2", "seal seal pup", nil, at(2))
+		k.put(t, st, alice, "tf1", "seal pup pup", nil, at(3))
+		for i := range 6 {
+			k.put(t, st, alice, fmt.Sprintf("other%d", i), "unrelated words here", nil, at(4+i))
+		}
+		hits, err := k.find(t, st, alice, store.SearchRequest{Text: "walrus"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"short", "long"}, viewIDs(hits), "length normalisation")
+		hits, err = k.find(t, st, alice, store.SearchRequest{Text: "seal"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"tf2", "tf1"}, viewIDs(hits), "term frequency")
+		// A rare word weighs more than a common one.
+		k.put(t, st, alice, "c1", "apple banana", nil, at(10))
+		k.put(t, st, alice, "c2", "apple cherry", nil, at(11))
+		k.put(t, st, alice, "c3", "apple grape", nil, at(12))
+		k.put(t, st, alice, "c4", "kiwi melon", nil, at(13))
+		hits, err = k.find(t, st, alice, store.SearchRequest{Text: "apple kiwi"})
+		require.NoError(t, err)
+		require.Len(t, hits, 4)
+		assert.Equal(t, "c4", hits[0].ID, "inverse document frequency")
+		assert.ElementsMatch(t, []string{"c1", "c2", "c3"}, viewIDs(hits[1:]))
 	})
 	t.Run("HybridRRF", func(t *testing.T) {
 		st := s.fresh(t)
