@@ -240,3 +240,16 @@ func testClosed(t *testing.T, s *suite) {
 		assert.ErrorIs(t, m.fn(st, alice), store.ErrClosed, m.name)
 	}
 }
+
+// notAClient is a type no backend documents for As.
+type notAClient struct{ _ int }
+
+func testAs(t *testing.T, s *suite) {
+	st := s.fresh(t)
+	var c *notAClient
+	assert.False(t, st.As(&c), "As with a type the backend does not document")
+	assert.Nil(t, c)
+	var n int
+	assert.False(t, st.As(&n))
+	assert.False(t, st.As(nil))
+}

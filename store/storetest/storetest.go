@@ -9,11 +9,26 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.RunConformance(t, func(t *testing.T) store.Store {
-//			s, err := sqlite.Open(filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: storetest.Dimensions})
+//			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"),
+//				sqlite.Config{Dimensions: storetest.Dimensions})
 //			require.NoError(t, err)
 //			return s
 //		})
 //	}
+//
+// Where the doc comments of package store leave room, the suite pins down
+// one reading, which every backend must share:
+//
+//   - A malformed document id (empty, '/', '?', '#', '\', control
+//     characters) is ErrInvalid on reads, deletes and supersessions too.
+//   - Full text is over words: maximal runs of letters and digits, compared
+//     case-insensitively as whole words (no prefix match); every other
+//     character of a query is a separator, never syntax.
+//   - A document without the searched vector is not a vector candidate;
+//     the zero MinSimilarity drops negative similarities.
+//   - Filters (session, type, category, time) apply before TopK.
+//   - When legs are fused, Hit.Score is exactly the RRF sum of 1/(60+rank).
+//   - ListSessions and SearchSessions return each session with its ETag.
 //
 // The suite closes every store it opens. It is deterministic, needs no
 // network, and should run in well under two seconds on an embedded backend;
@@ -59,6 +74,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"Supersede", testSupersede},
 		{"Isolation", testIsolation},
 		{"Invalid", testInvalid},
+		{"As", testAs},
 		{"Closed", testClosed},
 		{"Concurrency", testConcurrency},
 	}
