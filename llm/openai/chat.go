@@ -64,6 +64,11 @@ func (c *Chat) Model() string { return c.model }
 // no name; assistant tool calls are replayed with their ids. Tools become
 // function tools whose parameters are the tool's JSON schema. A refusal is
 // returned as the message text when the model gives no content.
+//
+// Tool-call arguments in the answer are made valid JSON: valid JSON is
+// compacted, blank arguments become {}, and malformed text becomes a JSON
+// string holding it (the tool then reports "want a JSON object" to the
+// model). A tool call without an id gets "call_<completion id>_<index>".
 func (c *Chat) Complete(ctx context.Context, req *agent.ChatRequest) (*agent.ChatResponse, error) {
 	if req == nil {
 		return nil, errors.New("llm/openai: Complete: nil request")

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 )
 
 // Default model names for OpenAI, used by FromEnv when OPENAI_BASE_URL is
@@ -96,8 +98,16 @@ func FromEnv(lookup func(string) (string, bool), base Config) (*Clients, error) 
 		cfg.Azure.Endpoint = get("AZURE_OPENAI_ENDPOINT")
 		cfg.Azure.APIKey = get("AZURE_OPENAI_API_KEY")
 		cfg.Azure.APIVersion = get("AZURE_OPENAI_API_VERSION")
-		if cfg.Azure.APIKey != "" {
+		switch {
+		case cfg.Azure.APIKey != "":
 			cfg.Azure.Credential = nil
+		case cfg.Azure.Credential == nil:
+			// One credential for the three clients, so they share its token cache.
+			cred, err := azidentity.NewDefaultAzureCredential(nil)
+			if err != nil {
+				return nil, fmt.Errorf("llm/openai: AZURE_OPENAI_API_KEY is not set and DefaultAzureCredential failed: %w", err)
+			}
+			cfg.Azure.Credential = cred
 		}
 		cfg.ChatModel = get("AZURE_OPENAI_CHAT_DEPLOYMENT")
 		cfg.EmbeddingModel = get("AZURE_OPENAI_EMBEDDING_DEPLOYMENT")
