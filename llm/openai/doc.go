@@ -39,7 +39,7 @@
 //	OPENAI_EMBEDDING_MODEL             embedding model                             text-embedding-3-small (required with OPENAI_BASE_URL)
 //	OPENAI_EMBEDDING_DIMENSIONS        vector length, sent as "dimensions"         the model's native length (known for OpenAI models only);
 //	                                   (also used with Azure)                      required for other models
-//	AZURE_OPENAI_ENDPOINT              Azure OpenAI resource endpoint; selects Azure —
+//	AZURE_OPENAI_ENDPOINT              Azure resource endpoint; selects Azure      —
 //	AZURE_OPENAI_API_KEY               Azure key (api-key header)                  Entra ID via DefaultAzureCredential
 //	AZURE_OPENAI_API_VERSION           api-version query parameter                 2024-10-21
 //	AZURE_OPENAI_CHAT_DEPLOYMENT       chat deployment                             required with Azure

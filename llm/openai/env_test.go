@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -165,4 +166,16 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestFromEnvAzureWithoutKeyUsesDefaultAzureCredential(t *testing.T) {
+	c, err := openai.FromEnv(env(map[string]string{
+		"AZURE_OPENAI_ENDPOINT":             "https://my-resource.openai.azure.com",
+		"AZURE_OPENAI_CHAT_DEPLOYMENT":      "chat",
+		"AZURE_OPENAI_EMBEDDING_DEPLOYMENT": "text-embedding-3-small",
+	}), openai.Config{})
+	require.NoError(t, err)
+	assert.IsType(t, &azidentity.DefaultAzureCredential{}, c.Config.Azure.Credential)
+	assert.Empty(t, c.Config.Azure.APIKey)
+	assert.Equal(t, "azure https://my-resource.openai.azure.com chat=chat mini=chat embedding=text-embedding-3-small (1536 dimensions)", c.String())
 }
