@@ -42,7 +42,8 @@ const (
 // ResponseFormat asks the model for JSON output.
 type ResponseFormat struct {
 	Type ResponseFormatType
-	// Name names the schema; required by some servers for JSONSchema.
+	// Name names the schema; some servers require one for JSONSchema, and
+	// a ChatClient supplies its own default when Name is empty.
 	Name string
 	// Schema is the expected shape, for JSONSchema.
 	Schema *jsonschema.Schema

@@ -59,7 +59,10 @@ type ToolCall struct {
 	ID string `json:"id"`
 	// Name is the tool's name.
 	Name string `json:"name"`
-	// Arguments is the JSON object the model produced. It is untrusted.
+	// Arguments is the JSON object the model produced. Its content is
+	// untrusted, but it is always valid JSON: a ChatClient normalises
+	// malformed model output (llm/openai turns it into a JSON string), so a
+	// Message always marshals and the tool reports the bad arguments.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 

@@ -21,7 +21,9 @@ type Embedder interface {
 	Model() string
 	// Dimensions is the length of every vector Embed returns.
 	Dimensions() int
-	// Embed returns one vector per text, in order.
+	// Embed returns one vector per text, in order. An implementation may
+	// refuse an empty text (remote APIs do) with an error naming its index;
+	// callers embed only non-empty text.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
