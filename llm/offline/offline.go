@@ -24,6 +24,38 @@
 // MarkerPrefix but is not a valid marker is an error wrapping
 // ErrMalformedMarker.
 //
+// # Memory prompts
+//
+// The memory prompt handlers answer the prompts of package prompts by
+// rule; New registers them unless Config.Handlers names them. They read
+// the data blocks of the request's last user message (prompts.Blocks) and
+// compose:
+//
+//   - interaction_metadata: a JSON object whose summary is the one or two
+//     most informative sentences of the conversation (see below), whose
+//     mentioned_topics are its most frequent product names and content
+//     words (a two-word phrase when a word occurs as often in it as
+//     alone, "monthly contribution") and whose entities are
+//     found by pattern: money and percentages ($500, 15%), numbers with a
+//     unit (10 years), dates (March 3, 2025; 2030), account and product
+//     names (401k, Roth IRA, ETF, HSA…) and capitalised names that do not
+//     merely start a sentence (Fidelity, Bank of America);
+//   - cumulative_summary: the previous summary followed by the most
+//     informative new sentences not already covered, within
+//     prompts.CumulativeSummaryWords words (the least informative previous
+//     sentences go first when the budget is short);
+//   - session_summary: the same from the running summary and the last
+//     turns, within prompts.SessionSummaryWords words, as JSON with the
+//     key_topics of both.
+//
+// A sentence's information is the sum, over its distinct content terms
+// (stopwords and filler words dropped, stemmed by lexis), of each term's
+// frequency in the text being summarised, divided by the square root of
+// its length in terms, plus one per entity it contains. Sentences are kept
+// whole up to 40 words. The output is deterministic.
+//
+// Each answer is accepted by the prompt's parser in package prompts.
+//
 // # Requests without a marker
 //
 // Plain chat and tool-calling turns follow these rules, in order:
@@ -104,11 +136,13 @@ var (
 // Handler answers the requests of one prompt template, by rule.
 type Handler func(ctx context.Context, req *agent.ChatRequest) (*agent.ChatResponse, error)
 
-// Config configures a Client. The zero value is usable: no handlers,
-// AutoTools = [RetrieveUserFactsTool], DefaultMaxSentences and
-// DefaultMaxAnswerRunes.
+// Config configures a Client. The zero value is usable: the memory prompt
+// handlers only, AutoTools = [RetrieveUserFactsTool], DefaultMaxSentences
+// and DefaultMaxAnswerRunes.
 type Config struct {
-	// Handlers maps prompt names (see Marker) to their handlers.
+	// Handlers maps prompt names (see Marker) to their handlers. A handler
+	// named like one of the memory prompts (interaction_metadata,
+	// cumulative_summary, session_summary) replaces the default one.
 	Handlers map[string]Handler
 	// AutoTools are called, when offered, for a user message that needs
 	// memory. nil means []string{RetrieveUserFactsTool}; an empty non-nil
@@ -160,6 +194,11 @@ func New(cfg Config) (*Client, error) {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Handlers)) { // first error deterministic
 		if err := c.Handle(name, cfg.Handlers[name]); err != nil {
 			return nil, err
+		}
+	}
+	for name, h := range memoryHandlers() {
+		if _, own := cfg.Handlers[name]; !own {
+			c.handlers[name] = h
 		}
 	}
 	return c, nil
