@@ -242,8 +242,7 @@ func cleanList(items []string, max int) []string {
 	out := []string{}
 	seen := make(map[string]bool)
 	for _, it := range items {
-		it = strings.TrimLeft(collapse(it), "-*•#> ")
-		it = strings.Trim(it, "\"'“”‘’`,;: ")
+		it = trimItem(collapse(it))
 		if it == "" || utf8.RuneCountInString(it) > MaxItemRunes || !hasWordRune(it) {
 			continue
 		}
@@ -259,6 +258,24 @@ func cleanList(items []string, max int) []string {
 	}
 	return out
 }
+
+// trimItem drops list markers, quotes and separators around an item.
+func trimItem(it string) string {
+	for {
+		prev := it
+		it = strings.TrimPrefix(it, "- ")
+		it = strings.TrimLeft(it, itemLeftCut)
+		if it == prev {
+			break
+		}
+	}
+	return strings.TrimRight(it, itemRightCut)
+}
+
+const (
+	itemLeftCut  = "*•#>\"'“”‘’`,;: "
+	itemRightCut = "\"'“”‘’`,;: "
+)
 
 func hasWordRune(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
@@ -325,7 +342,7 @@ func stripLabel(text string) string {
 	}
 	for _, w := range words {
 		if strings.Trim(w, "*_") == "summary" {
-			return strings.TrimSpace(rest)
+			return strings.TrimLeft(rest, "*_ ")
 		}
 	}
 	return text

@@ -59,8 +59,12 @@ func handleInteractionMetadata(ctx context.Context, req *agent.ChatRequest) (*ag
 	}
 	sents := turnSentences(prompts.ParseTurns(blocks[prompts.BlockConversation]))
 	doc := analyse(sents)
+	summary := joinSentences(doc.summarySentences(maxSummarySentences))
+	if summary == "" { // no sentence has a word: echo the start of the text
+		summary = capWords(collapse(blocks[prompts.BlockConversation]), maxSentenceWords)
+	}
 	m := prompts.Metadata{
-		Summary:         joinSentences(doc.summarySentences(maxSummarySentences)),
+		Summary:         summary,
 		MentionedTopics: doc.topics(prompts.MaxTopics),
 		Entities:        doc.entities(maxOfflineEntities),
 	}
@@ -163,7 +167,15 @@ func fold(prev string, turns []prompts.Turn, budget int) string {
 	for k, i := range chosen {
 		parts[k] = doc.sents[i].text
 	}
-	return capWords(joinSentences(parts), budget)
+	out := capWords(joinSentences(parts), budget)
+	if out == "" { // no sentence has a word: keep what there is
+		var texts []string
+		for _, t := range turns {
+			texts = append(texts, t.Text)
+		}
+		out = capWords(collapse(prev+" "+strings.Join(texts, " ")), budget)
+	}
+	return out
 }
 
 // redundant reports whether at least 80% of terms are already covered.
@@ -388,7 +400,7 @@ func (d *doc) topics(n int) []string {
 				best = f
 			}
 		}
-		if k := strings.ToLower(best); !seen[k] {
+		if k := strings.ToLower(best); !seen[k] && utf8.RuneCountInString(best) <= prompts.MaxItemRunes {
 			seen[k] = true
 			out = append(out, best)
 		}
@@ -431,7 +443,7 @@ func (d *doc) entities(n int) []string {
 	for _, s := range d.sents {
 		for _, e := range s.ents {
 			k := strings.ToLower(e.text)
-			if seen[k] {
+			if seen[k] || utf8.RuneCountInString(e.text) > prompts.MaxItemRunes {
 				continue
 			}
 			seen[k] = true
