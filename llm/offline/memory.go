@@ -165,7 +165,7 @@ func fold(prev string, turns []prompts.Turn, budget int) string {
 	}
 	parts := make([]string, len(chosen))
 	for k, i := range chosen {
-		parts[k] = doc.sents[i].text
+		parts[k] = capWords(doc.sents[i].text, maxSentenceWords)
 	}
 	out := capWords(joinSentences(parts), budget)
 	if out == "" { // no sentence has a word: keep what there is
