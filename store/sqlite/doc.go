@@ -18,7 +18,14 @@
 // Queries are ranked with bm25() and always joined back to the base table on
 // its user_id: a user never sees another user's rows. User text is turned
 // into a safe MATCH expression by quoting every word and OR-ing them, so no
-// input is a syntax error or an FTS5 operator.
+// input is a syntax error or an FTS5 operator. BM25's corpus statistics
+// (document frequencies, average length) are those of the whole table, all
+// users together: they shape a user's scores but never which documents a
+// user can get back.
+//
+// Each leg contributes its best max(TopK, 100) candidates to Reciprocal
+// Rank Fusion, which is therefore exactly the fusion of complete legs
+// whenever no leg has more than that many candidates.
 //
 // Vectors are ranked in Go with store.VectorRanker over a per-user,
 // per-kind in-memory cache of ids, vectors, norms and the filter columns,
