@@ -145,6 +145,7 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 		instructions = a.cfg.Instructions
 		ctxMsgs      []Message
 		extraTools   []Tool
+		historyKept  bool
 	)
 	for _, p := range a.cfg.ContextProviders {
 		aic, err := a.invoking(ctx, p, sess, input)
@@ -153,6 +154,7 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 				"agent", a.cfg.Name, "provider", sourceID(p), "session", sess.id, "err", err)
 			continue
 		}
+		historyKept = historyKept || keepsHistory(p)
 		if aic == nil {
 			continue
 		}
@@ -173,7 +175,10 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 
 	tools, toolIndex := a.mergeTools(ctx, extraTools)
 
-	history := sess.Messages()
+	var history []Message
+	if !historyKept {
+		history = sess.Messages()
+	}
 	n := len(history) + len(ctxMsgs) + len(input) + 1
 	msgs := make([]Message, 0, n+2)
 	if instructions != "" {

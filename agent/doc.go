@@ -9,8 +9,8 @@
 //     each returns an AIContext (extra instructions, messages, tools).
 //  2. The request is assembled: one system message (the agent's instructions
 //     followed by every provider's instructions), the providers' messages,
-//     the session history, then the new input. Tools are the agent's own
-//     followed by the providers'.
+//     the session history (unless a HistoryKeeper provider supplies it), then
+//     the new input. Tools are the agent's own followed by the providers'.
 //  3. The ChatClient is called. Tool calls in its answer are executed and
 //     their results sent back, in a loop bounded by Config.MaxToolRounds.
 //     An unknown tool or malformed arguments become an error message the

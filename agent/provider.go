@@ -60,6 +60,21 @@ type SourceIdentifier interface {
 	SourceID() string
 }
 
+// HistoryKeeper is implemented by a provider that supplies the
+// conversation's recent history itself (a memory provider injecting its
+// active turns, say). While such a provider's Invoking succeeds, the agent
+// sends none of the session's own messages to the model, so no message
+// reaches it twice; if its Invoking fails, the agent falls back to the
+// session history for that run. The session still records every message.
+type HistoryKeeper interface {
+	KeepsHistory() bool
+}
+
+func keepsHistory(p ContextProvider) bool {
+	h, ok := p.(HistoryKeeper)
+	return ok && h.KeepsHistory()
+}
+
 func sourceID(p ContextProvider) string {
 	if s, ok := p.(SourceIdentifier); ok {
 		return s.SourceID()

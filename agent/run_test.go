@@ -267,3 +267,42 @@ func TestRunRejectsBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, `unknown role "wizard"`)
 	assert.Empty(t, h.srv.Requests(), "bad input never reaches the model")
 }
+
+// keeper supplies the history itself, or fails.
+type keeper struct{ fail bool }
+
+func (k keeper) KeepsHistory() bool { return true }
+func (k keeper) Invoking(context.Context, *agent.InvokingContext) (*agent.AIContext, error) {
+	if k.fail {
+		return nil, errors.New("memory unavailable")
+	}
+	return &agent.AIContext{Messages: []agent.Message{agent.UserText("earlier question"), agent.AssistantText("earlier answer")}}, nil
+}
+func (keeper) Invoked(context.Context, *agent.InvokedContext) error { return nil }
+
+func TestHistoryKeeperReplacesTheSessionHistory(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail bool
+		want []string
+	}{
+		{"keeper supplies history", false, []string{"earlier question", "earlier answer", "new question"}},
+		{"keeper failed: session history instead", true, []string{"old", "old answer", "new question"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.srv.QueueChat(fakeopenai.Text("ok"))
+			a := h.agent(t, agent.Config{ContextProviders: []agent.ContextProvider{keeper{fail: tc.fail}}})
+			sess := a.NewSession()
+			sess.AppendMessages(agent.UserText("old"), agent.AssistantText("old answer"))
+			_, err := a.Run(context.Background(), sess, agent.UserText("new question"))
+			require.NoError(t, err)
+			var got []string
+			for _, m := range h.srv.ChatRequests()[0].Chat.Messages {
+				got = append(got, m.Content)
+			}
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, 4, sess.Len(), "the session still records the whole conversation")
+		})
+	}
+}
