@@ -1,0 +1,195 @@
+// Package keeper is the current memory keeper: it holds one session's live
+// memory, the session initialization block, the k-turn buffer and the
+// cumulative summary, and prunes old turns into searchable interaction
+// documents.
+//
+// Every turn is persisted at once in the session document (ETag-guarded),
+// so a crash or restart loses nothing: Open on the same session id resumes
+// where the last acknowledged turn left off. When K turns have accumulated
+// past the last prune, Prune flattens them into one store.Interaction (id
+// derived from the session and turn range, so a retried prune overwrites
+// instead of duplicating) with its LLM metadata and vectors, folds them into
+// the cumulative summary, and keeps the last ActiveTurns turns in context.
+// End prunes what is left and writes the session summary.
+//
+// The keeper makes model calls synchronously; the provider package runs
+// them off the hot path.
+package keeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/tokens"
+)
+
+// Defaults for zero Config fields (seed design values).
+const (
+	DefaultK              = 10
+	DefaultActiveTurns    = 5
+	DefaultRecentSessions = 2
+	DefaultTokenBudget    = 2000
+)
+
+// ErrSessionCompleted reports an attempt to open or add to a session that
+// has already ended.
+var ErrSessionCompleted = errors.New("keeper: session already completed")
+
+// Config configures a Keeper. Mini and Embedder are required; every other
+// zero field takes the documented default.
+type Config struct {
+	// Mini is the chat model for interaction metadata and summaries.
+	Mini agent.ChatClient
+	// Embedder embeds interaction content and summaries.
+	Embedder embed.Embedder
+	// Prompts is the prompt set; nil means prompts.Default().
+	Prompts *prompts.Set
+	// Counter counts tokens for the context budget; nil means tokens.BPE
+	// with o200k_base.
+	Counter tokens.Counter
+	// K is the number of turns per interaction document: a prune happens
+	// when K turns have accumulated since the last one. Zero means
+	// DefaultK (10).
+	K int
+	// ActiveTurns is the number of most recent turns always kept in the
+	// context, pruned or not. Zero means DefaultActiveTurns (5).
+	ActiveTurns int
+	// RecentSessions is the number of recent completed session summaries in
+	// the initialization block. Zero means DefaultRecentSessions (2);
+	// negative means none.
+	RecentSessions int
+	// TokenBudget caps the context in tokens: the oldest active turns give
+	// way first, then the oldest session summaries; the profile and the
+	// cumulative summary never do. Zero means DefaultTokenBudget (2,000).
+	TokenBudget int
+	// Logger receives failures that memory survives; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Keeper opens sessions on a store. It is safe for concurrent use.
+type Keeper struct {
+	st  store.Store
+	cfg Config
+}
+
+// New returns a keeper on st. It fails when st, Mini or Embedder is
+// missing or a count is negative.
+func New(st store.Store, cfg Config) (*Keeper, error) {
+	switch {
+	case st == nil:
+		return nil, errors.New("keeper: nil store")
+	case cfg.Mini == nil:
+		return nil, errors.New("keeper: Config.Mini (chat client) is required")
+	case cfg.Embedder == nil:
+		return nil, errors.New("keeper: Config.Embedder is required")
+	case cfg.K < 0, cfg.ActiveTurns < 0, cfg.TokenBudget < 0:
+		return nil, fmt.Errorf("keeper: negative K (%d), ActiveTurns (%d) or TokenBudget (%d)", cfg.K, cfg.ActiveTurns, cfg.TokenBudget)
+	}
+	if cfg.Prompts == nil {
+		cfg.Prompts = prompts.Default()
+	}
+	if cfg.Counter == nil {
+		cfg.Counter = &tokens.BPE{}
+	}
+	if cfg.K == 0 {
+		cfg.K = DefaultK
+	}
+	if cfg.ActiveTurns == 0 {
+		cfg.ActiveTurns = DefaultActiveTurns
+	}
+	if cfg.RecentSessions == 0 {
+		cfg.RecentSessions = DefaultRecentSessions
+	}
+	if cfg.TokenBudget == 0 {
+		cfg.TokenBudget = DefaultTokenBudget
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Keeper{st: st, cfg: cfg}, nil
+}
+
+// Config returns the keeper's configuration with defaults applied.
+func (k *Keeper) Config() Config { return k.cfg }
+
+// Open starts or resumes the session sessionID of userID. A new session
+// document is written (status active); an existing active one is resumed
+// with its unpruned turns and cumulative summary. The initialization block
+// (the user's long-term profile and recent completed sessions) is loaded
+// once, here; if that read fails the session opens without it and the
+// failure is logged.
+func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("keeper: open: %w", err)
+	}
+	if err := store.CheckID("session id", sessionID); err != nil {
+		return nil, fmt.Errorf("keeper: open: %w", err)
+	}
+	doc, err := k.st.GetSession(ctx, userID, sessionID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		doc = &store.SessionSummary{
+			ID:               sessionID,
+			UserID:           userID,
+			StartTime:        k.cfg.Now().UTC(),
+			Status:           store.SessionActive,
+			ReflectionStatus: store.ReflectionPending,
+			EmbeddingModel:   k.cfg.Embedder.Model(),
+		}
+		doc.UpdatedAt = doc.StartTime
+		if err := k.st.PutSession(ctx, userID, doc); err != nil {
+			return nil, fmt.Errorf("keeper: create session %s: %w", sessionID, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("keeper: load session %s: %w", sessionID, err)
+	case doc.Status == store.SessionCompleted:
+		return nil, fmt.Errorf("%w: %s", ErrSessionCompleted, sessionID)
+	}
+	s := &Session{k: k, userID: userID, id: sessionID, doc: doc, counts: make(map[string]int)}
+	s.init = k.loadInit(ctx, userID, sessionID)
+	return s, nil
+}
+
+// InitBlock is what a session starts with: the user's long-term profile and
+// their most recent completed sessions, newest first.
+type InitBlock struct {
+	Profile *store.Insight
+	Recent  []*store.SessionSummary
+}
+
+func (k *Keeper) loadInit(ctx context.Context, userID, sessionID string) InitBlock {
+	var ib InitBlock
+	p, err := k.st.GetInsight(ctx, userID, store.LongTermID(userID))
+	switch {
+	case err == nil:
+		ib.Profile = p
+	case !errors.Is(err, store.ErrNotFound):
+		k.cfg.Logger.WarnContext(ctx, "memory: long-term profile unavailable; session starts without it", "user", userID, "session", sessionID, "err", err)
+	}
+	if k.cfg.RecentSessions < 0 {
+		return ib
+	}
+	recent, err := k.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted, Limit: k.cfg.RecentSessions + 1})
+	if err != nil {
+		k.cfg.Logger.WarnContext(ctx, "memory: recent sessions unavailable; session starts without them", "user", userID, "session", sessionID, "err", err)
+		return ib
+	}
+	for _, r := range recent {
+		if r.ID != sessionID && r.Summary != "" && len(ib.Recent) < k.cfg.RecentSessions {
+			ib.Recent = append(ib.Recent, r)
+		}
+	}
+	return ib
+}
