@@ -1,0 +1,156 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Invoking implements agent.ContextProvider: it returns the session's
+// memory (fenced block and active turns) and records its manifest.
+func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext) (*agent.AIContext, error) {
+	userID, err := p.userOf(ic.Session)
+	if err != nil {
+		return nil, err
+	}
+	if p.cfg.Mode == ModePerRun {
+		if err := ic.Session.SetState(stateRunSession, ic.Session.ID()+"-"+agent.NewID()[:12]); err != nil {
+			return nil, err
+		}
+	}
+	id := p.sessionID(ic.Session)
+	ls, err := p.open(ctx, userID, id)
+	if err != nil {
+		return nil, fmt.Errorf("provider: open memory session %s: %w", id, err)
+	}
+	p.touch(userID, id, ls)
+	c := ls.ks.Context()
+	p.mu.Lock()
+	p.manifests[id] = c.Manifest
+	p.mu.Unlock()
+	p.log.DebugContext(ctx, "memory: context injected", "user", userID, "session", id,
+		"tokens", c.Manifest.Tokens, "budget", c.Manifest.Budget, "items", len(c.Manifest.Items), "omitted", len(c.Manifest.Omitted), "manifest", c.Manifest)
+
+	aic := &agent.AIContext{}
+	if c.Block != "" {
+		aic.Instructions = keeper.Instructions
+		aic.Messages = append(aic.Messages, agent.Message{ID: "memory-" + id, Role: agent.RoleSystem, Text: c.Block})
+	}
+	for _, t := range c.Turns {
+		for _, m := range t.Messages {
+			aic.Messages = append(aic.Messages, agent.Message{ID: m.ID, Role: agent.Role(m.Role), Name: m.Name, Text: m.Content, CreatedAt: t.Time})
+		}
+	}
+	return aic, nil
+}
+
+// Invoked implements agent.ContextProvider: it stores the run as one turn —
+// the user's input and the assistant's answer, with tool calls and results
+// in the turn's metadata — durably, before returning, then queues any
+// pruning. A failed run stores the user's input with the error noted.
+func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) error {
+	userID, err := p.userOf(ic.Session)
+	if err != nil {
+		return err
+	}
+	id := p.sessionID(ic.Session)
+	ls, err := p.open(ctx, userID, id)
+	if err != nil {
+		return fmt.Errorf("provider: open memory session %s: %w", id, err)
+	}
+	turn := turnOf(ic, p.cfg.Now())
+	if len(turn.Messages) > 0 {
+		if _, err := ls.ks.AddTurn(ctx, turn); err != nil {
+			return fmt.Errorf("provider: store turn: %w", err)
+		}
+	}
+	if ls.ks.NeedsPrune() {
+		p.schedulePrune(ls.ks)
+	}
+	switch p.cfg.Mode {
+	case ModePerRun:
+		p.scheduleEnd(userID, id)
+	case ModeIdle:
+		p.touch(userID, id, ls)
+	}
+	return nil
+}
+
+// touch (re)arms the idle timer of a ModeIdle session.
+func (p *MemoryProvider) touch(userID, id string, ls *liveSession) {
+	if p.cfg.Mode != ModeIdle {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ls.timer == nil {
+		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleEnd(userID, id) })
+		return
+	}
+	ls.timer.Reset(p.cfg.IdleTimeout)
+}
+
+// toolTrace is what a turn's metadata keeps of a tool call.
+type toolTrace struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    string          `json:"result,omitempty"`
+}
+
+// maxToolResult bounds a tool result kept in a turn's metadata.
+const maxToolResult = 2000
+
+// turnOf builds the turn of a run: the conversation messages of the input
+// (never what a provider injected) and the assistant messages with text;
+// tool calls and their results go to metadata.
+func turnOf(ic *agent.InvokedContext, now time.Time) store.Turn {
+	t := store.Turn{Time: now.UTC()}
+	for _, m := range ic.Request {
+		if m.Source != "" || (m.Role != agent.RoleUser && m.Role != agent.RoleAssistant) || strings.TrimSpace(m.Text) == "" {
+			continue
+		}
+		t.Messages = append(t.Messages, store.TurnMessage{ID: m.ID, Role: string(m.Role), Name: m.Name, Content: m.Text})
+		if !m.CreatedAt.IsZero() {
+			t.Time = m.CreatedAt.UTC()
+		}
+	}
+	var tools []toolTrace
+	byCall := map[string]int{}
+	for _, m := range ic.Response {
+		switch m.Role {
+		case agent.RoleAssistant:
+			for _, tc := range m.ToolCalls {
+				byCall[tc.ID] = len(tools)
+				tools = append(tools, toolTrace{Name: tc.Name, Arguments: tc.Arguments})
+			}
+			if strings.TrimSpace(m.Text) != "" {
+				t.Messages = append(t.Messages, store.TurnMessage{ID: m.ID, Role: string(m.Role), Name: m.Name, Content: m.Text})
+			}
+		case agent.RoleTool:
+			if i, ok := byCall[m.ToolCallID]; ok {
+				r := m.Text
+				if len(r) > maxToolResult {
+					r = r[:maxToolResult] + "…"
+				}
+				tools[i].Result = r
+			}
+		}
+	}
+	if len(tools) > 0 || ic.Err != nil {
+		t.Metadata = map[string]string{}
+	}
+	if len(tools) > 0 {
+		b, _ := json.Marshal(tools) // always valid: Arguments is valid JSON by contract
+		t.Metadata["tools"] = string(b)
+	}
+	if ic.Err != nil {
+		t.Metadata["error"] = ic.Err.Error()
+	}
+	return t
+}

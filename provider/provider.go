@@ -1,0 +1,362 @@
+// Package provider is agentmemory's agent.ContextProvider: MemoryProvider
+// gives an agent long-term memory.
+//
+// Before each run (Invoking) it injects the session's memory — the session
+// initialization block (long-term profile, recent session summaries), the
+// cumulative summary, fenced and labelled as data, and the active turns as
+// conversation messages — within a token budget, and keeps a manifest of
+// exactly what it injected. After each run (Invoked) it stores the turn
+// durably and returns; model work (interaction metadata, summaries) runs on
+// a bounded background queue with retries, which Flush waits for and Close
+// drains.
+//
+// A failing store or model never fails a run: the provider logs the error
+// (log/slog) and the run goes on without that memory.
+//
+// One provider serves many users: a session's user is the agent session's
+// UserID, or Config.UserID when the session has none.
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/tokens"
+)
+
+// SourceID names the provider on the messages it injects.
+const SourceID = "agentmemory"
+
+// Mode is how memory sessions begin and end.
+type Mode int
+
+const (
+	// ModeManual (the default): a memory session begins with StartSession,
+	// or at the agent session's first run, and ends only with EndSession.
+	// Many runs share one session.
+	ModeManual Mode = iota
+	// ModePerRun: every run is a memory session of its own, ended in the
+	// background after the run.
+	ModePerRun
+	// ModeIdle: a memory session begins at the first run and ends in the
+	// background once no run has happened for Config.IdleTimeout.
+	ModeIdle
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeManual:
+		return "manual"
+	case ModePerRun:
+		return "per-run"
+	case ModeIdle:
+		return "idle"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Defaults for zero Config fields.
+const (
+	DefaultIdleTimeout  = 30 * time.Minute
+	DefaultQueueSize    = 256
+	DefaultWorkers      = 2
+	DefaultMaxAttempts  = 3
+	DefaultRetryBackoff = 500 * time.Millisecond
+)
+
+// Config configures a MemoryProvider. Mini (or Chat) and Embedder are
+// required; every other zero field takes the documented default, the
+// keeper's included (K 10, ActiveTurns 5, RecentSessions 2, TokenBudget
+// 2,000).
+type Config struct {
+	// UserID is the user of agent sessions that carry none; empty means such
+	// sessions get no memory (logged).
+	UserID string
+	// Chat is the main model; it is used for memory work when Mini is nil.
+	Chat agent.ChatClient
+	// Mini is the cheaper model for metadata and summaries.
+	Mini agent.ChatClient
+	// Embedder embeds interactions and summaries.
+	Embedder embed.Embedder
+	// Prompts overrides the prompt set; nil means prompts.Default().
+	Prompts *prompts.Set
+	// Counter counts tokens for the budget; nil means tokens.BPE (o200k).
+	Counter tokens.Counter
+
+	// K, ActiveTurns, RecentSessions and TokenBudget configure the keeper
+	// (see keeper.Config).
+	K, ActiveTurns, RecentSessions, TokenBudget int
+
+	// Mode selects the session lifecycle; the zero value is ModeManual.
+	Mode Mode
+	// IdleTimeout ends a ModeIdle session; zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+
+	// QueueSize bounds the background queue; zero means DefaultQueueSize.
+	QueueSize int
+	// Workers run background jobs; zero means DefaultWorkers.
+	Workers int
+	// MaxAttempts tries a failing job this many times; zero means
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// RetryBackoff is the first wait between attempts, doubling each time;
+	// zero means DefaultRetryBackoff.
+	RetryBackoff time.Duration
+
+	// Logger receives what memory survives; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// MemoryProvider is the memory agent.ContextProvider. It is safe for
+// concurrent use by many sessions and users.
+type MemoryProvider struct {
+	st  store.Store
+	k   *keeper.Keeper
+	cfg Config
+	log *slog.Logger
+	q   *queue
+
+	mu        sync.Mutex
+	live      map[string]*liveSession // by memory session id
+	manifests map[string]keeper.Manifest
+}
+
+type liveSession struct {
+	ks    *keeper.Session
+	timer *time.Timer // ModeIdle
+}
+
+var (
+	_ agent.ContextProvider  = (*MemoryProvider)(nil)
+	_ agent.HistoryKeeper    = (*MemoryProvider)(nil)
+	_ agent.SourceIdentifier = (*MemoryProvider)(nil)
+)
+
+// New returns a provider on st, validating cfg.
+func New(st store.Store, cfg Config) (*MemoryProvider, error) {
+	if cfg.UserID != "" {
+		if err := agent.ValidateUserID(cfg.UserID); err != nil {
+			return nil, fmt.Errorf("provider: Config.UserID: %w", err)
+		}
+	}
+	if cfg.Mini == nil {
+		cfg.Mini = cfg.Chat
+	}
+	switch {
+	case cfg.Mode < ModeManual || cfg.Mode > ModeIdle:
+		return nil, fmt.Errorf("provider: unknown Config.Mode %d", cfg.Mode)
+	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0:
+		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts or RetryBackoff")
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.RetryBackoff == 0 {
+		cfg.RetryBackoff = DefaultRetryBackoff
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	k, err := keeper.New(st, keeper.Config{
+		Mini: cfg.Mini, Embedder: cfg.Embedder, Prompts: cfg.Prompts, Counter: cfg.Counter,
+		K: cfg.K, ActiveTurns: cfg.ActiveTurns, RecentSessions: cfg.RecentSessions, TokenBudget: cfg.TokenBudget,
+		Logger: cfg.Logger, Now: cfg.Now,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	log := cfg.Logger.With("component", "agentmemory")
+	return &MemoryProvider{
+		st: st, k: k, cfg: cfg, log: log,
+		q:         newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
+		live:      make(map[string]*liveSession),
+		manifests: make(map[string]keeper.Manifest),
+	}, nil
+}
+
+// SourceID implements agent.SourceIdentifier.
+func (p *MemoryProvider) SourceID() string { return SourceID }
+
+// KeepsHistory implements agent.HistoryKeeper: the provider injects the
+// active turns itself, so the agent does not resend its session history.
+func (p *MemoryProvider) KeepsHistory() bool { return true }
+
+// userOf returns the user a session belongs to.
+func (p *MemoryProvider) userOf(sess *agent.Session) (string, error) {
+	if u := sess.UserID(); u != "" {
+		return u, nil
+	}
+	if p.cfg.UserID != "" {
+		return p.cfg.UserID, nil
+	}
+	return "", fmt.Errorf("provider: session %s has no user id and Config.UserID is empty: %w", sess.ID(), agent.ErrInvalidUserID)
+}
+
+// open returns the live memory session id of userID, opening (or
+// resuming) it if needed. A resumed session with a full chunk waiting is
+// pruned in the background.
+func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSession, error) {
+	p.mu.Lock()
+	ls := p.live[id]
+	p.mu.Unlock()
+	if ls != nil {
+		if ls.ks.UserID() != userID {
+			return nil, fmt.Errorf("provider: session %s belongs to another user", id)
+		}
+		return ls, nil
+	}
+	ks, err := p.k.Open(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ls := p.live[id]; ls != nil { // opened concurrently
+		return ls, nil
+	}
+	ls = &liveSession{ks: ks}
+	p.live[id] = ls
+	if ks.NeedsPrune() {
+		p.schedulePrune(ks)
+	}
+	return ls, nil
+}
+
+// StartSession begins (or resumes) the memory session of sess and loads
+// its initialization block. In ModeManual the first run does this lazily;
+// calling it first makes the start explicit and reports its errors.
+func (p *MemoryProvider) StartSession(ctx context.Context, sess *agent.Session) error {
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return err
+	}
+	_, err = p.open(ctx, userID, p.sessionID(sess))
+	return err
+}
+
+// EndSession prunes what is left of the memory session of sess, writes its
+// summary and marks it completed, waiting for the work; it returns what it
+// produced. The agent session may go on: its next run starts a new memory
+// session only in ModePerRun and ModeIdle; in ModeManual call StartSession
+// with a new agent session.
+func (p *MemoryProvider) EndSession(ctx context.Context, sess *agent.Session) (*keeper.EndResult, error) {
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return nil, err
+	}
+	return p.end(ctx, userID, p.sessionID(sess))
+}
+
+func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.EndResult, error) {
+	ls, err := p.open(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ls.ks.End(ctx)
+	if err != nil {
+		return res, fmt.Errorf("provider: end session %s: %w", id, err)
+	}
+	p.mu.Lock()
+	if p.live[id] == ls {
+		delete(p.live, id)
+		if ls.timer != nil {
+			ls.timer.Stop()
+		}
+	}
+	p.mu.Unlock()
+	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
+	return res, nil
+}
+
+// sessionID is the memory session id of an agent session: its id, or in
+// ModePerRun the id of the current run's session.
+func (p *MemoryProvider) sessionID(sess *agent.Session) string {
+	if p.cfg.Mode == ModePerRun {
+		var id string
+		if ok, _ := sess.State(stateRunSession, &id); ok && id != "" {
+			return id
+		}
+	}
+	return sess.ID()
+}
+
+const stateRunSession = "agentmemory.run_session"
+
+// LastManifest returns the manifest of the last context injected into the
+// memory session id: every document and turn the model was told, and what
+// the budget left out.
+func (p *MemoryProvider) LastManifest(sessionID string) (keeper.Manifest, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.manifests[sessionID]
+	return m, ok
+}
+
+// Flush waits until the background work queued so far is done.
+func (p *MemoryProvider) Flush(ctx context.Context) error { return p.q.flush(ctx) }
+
+// Close stops accepting background work and drains what is queued; when
+// ctx ends first, the remaining work is abandoned (it is redone when the
+// sessions resume). Sessions are not ended. The store is not closed.
+func (p *MemoryProvider) Close(ctx context.Context) error {
+	p.mu.Lock()
+	for _, ls := range p.live {
+		if ls.timer != nil {
+			ls.timer.Stop()
+		}
+	}
+	p.mu.Unlock()
+	return p.q.close(ctx)
+}
+
+func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
+	p.q.offer(job{
+		key:  "prune\x00" + ks.UserID() + "\x00" + ks.ID(),
+		what: "prune session " + ks.ID(),
+		run: func(ctx context.Context) error {
+			res, err := ks.Prune(ctx)
+			for _, r := range res {
+				p.log.Debug("memory: turns pruned", "session", ks.ID(), "interaction", r.Interaction.ID,
+					"turns", fmt.Sprintf("%d-%d", r.Interaction.FirstTurn, r.Interaction.LastTurn), "metadata_pending", r.MetadataPending)
+			}
+			return err
+		},
+	})
+}
+
+func (p *MemoryProvider) scheduleEnd(userID, id string) {
+	p.q.offer(job{
+		key:  "end\x00" + userID + "\x00" + id,
+		what: "end session " + id,
+		run: func(ctx context.Context) error {
+			_, err := p.end(ctx, userID, id)
+			if errors.Is(err, keeper.ErrSessionCompleted) {
+				return nil
+			}
+			return err
+		},
+	})
+}
