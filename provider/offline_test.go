@@ -1,0 +1,270 @@
+package provider_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/mem"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+// offlineStack is the zero-setup default: SQLite, the offline client and
+// the lexical embedder; no network.
+type offlineStack struct {
+	path string
+	st   *sqlite.Store
+	mem  *provider.MemoryProvider
+	a    *agent.Agent
+	logs *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func openOffline(t *testing.T, path string, mut func(*provider.Config)) *offlineStack {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 384})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	client, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	emb, err := lexical.New(lexical.Config{})
+	require.NoError(t, err)
+	logs := &lockedBuffer{}
+	cfg := provider.Config{UserID: "u1", Chat: client, Embedder: emb, RetryBackoff: time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	if mut != nil {
+		mut(&cfg)
+	}
+	p, err := provider.New(st, cfg)
+	require.NoError(t, err)
+	a := agent.New(client, agent.Config{Instructions: "You are a financial advisor.", ContextProviders: []agent.ContextProvider{p}, Logger: cfg.Logger})
+	return &offlineStack{path: path, st: st, mem: p, a: a, logs: logs}
+}
+
+var questions = []string{
+	"I am 35 and I want to retire at 60.",
+	"My old 401k from Acme holds $40,000.",
+	"Should I roll it over into a Roth IRA?",
+	"I can save $500 a month.",
+	"I worry about market volatility.",
+}
+
+func say(t *testing.T, s *offlineStack, sess *agent.Session, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		_, err := s.a.Run(context.Background(), sess, agent.UserText(fmt.Sprintf("%d. %s", i, questions[i%len(questions)])))
+		require.NoError(t, err)
+	}
+}
+
+func TestOfflineSQLiteFlow(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	sess, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, s, sess, 1, 23)
+	require.NoError(t, s.mem.Flush(ctx))
+
+	docs, err := s.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: sess.ID()})
+	require.NoError(t, err)
+	require.Len(t, docs, 2)
+	for _, d := range docs {
+		assert.NotEmpty(t, d.Summary)
+		assert.NotEmpty(t, d.Metadata.MentionedTopics)
+		assert.False(t, d.MetadataPending)
+	}
+	assert.Contains(t, docs[0].Metadata.Entities, "$40,000")
+
+	hits, err := s.st.SearchInteractions(ctx, "u1", store.SearchRequest{Text: "Roth IRA rollover"})
+	require.NoError(t, err)
+	assert.NotEmpty(t, hits)
+
+	res, err := s.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	assert.NotEmpty(t, res.Session.Summary)
+
+	next, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	resp, err := s.a.Run(ctx, next, agent.UserText("What did we discuss about my 401k?"))
+	require.NoError(t, err)
+	assert.Contains(t, resp.Text(), "From memory", "the offline client answered from the injected memory")
+	m, ok := s.mem.LastManifest(next.ID())
+	require.True(t, ok)
+	require.NotEmpty(t, m.Items)
+	assert.Equal(t, "session_summary", m.Items[0].Kind)
+	assert.Equal(t, sess.ID(), m.Items[0].ID)
+}
+
+func TestCrashAfterTurnThirteenResumes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	first := openOffline(t, path, nil)
+	sess, err := first.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, first, sess, 1, 13)
+	// Abrupt stop: no Flush, no Close. The store goes away under the provider.
+	require.NoError(t, first.st.Close())
+
+	// The session survives the restart (its JSON) and so does its memory.
+	blob, err := sess.MarshalJSON()
+	require.NoError(t, err)
+	var resumed agent.Session
+	require.NoError(t, resumed.UnmarshalJSON(blob))
+
+	second := openOffline(t, path, nil)
+	require.NoError(t, second.mem.StartSession(ctx, &resumed))
+	require.NoError(t, second.mem.Flush(ctx)) // a resumed session with a full chunk is pruned
+	got, err := second.st.GetSession(ctx, "u1", sess.ID())
+	require.NoError(t, err)
+	assert.Equal(t, 13, got.State.TurnCounter)
+	var seqs []int
+	for _, tr := range got.State.Turns {
+		seqs = append(seqs, tr.Seq)
+	}
+	assert.Subset(t, seqs, []int{11, 12, 13}, "turns 11-13 are still there")
+
+	say(t, second, &resumed, 14, 20)
+	require.NoError(t, second.mem.Flush(ctx))
+	docs, err := second.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: sess.ID()})
+	require.NoError(t, err)
+	require.Len(t, docs, 2, "no turn lost, no document duplicated")
+	assert.Equal(t, [2]int{1, 10}, [2]int{docs[0].FirstTurn, docs[0].LastTurn})
+	assert.Equal(t, [2]int{11, 20}, [2]int{docs[1].FirstTurn, docs[1].LastTurn})
+	assert.True(t, strings.HasPrefix(docs[1].Content, "user: 11."), docs[1].Content)
+}
+
+func TestFailingStoreNeverBreaksTheRun(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	sess, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, s, sess, 1, 2)
+	require.NoError(t, s.st.Close()) // the store fails from now on
+
+	resp, err := s.a.Run(ctx, sess, agent.UserText("Are you still there?"))
+	require.NoError(t, err, "memory failures are logged, the run goes on")
+	assert.NotEmpty(t, resp.Text())
+	assert.Contains(t, s.logs.String(), "store: closed")
+}
+
+func TestUsersAreIsolated(t *testing.T) {
+	ctx := context.Background()
+	st := mem.New(mem.Config{Dimensions: 384})
+	client, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	emb, err := lexical.New(lexical.Config{})
+	require.NoError(t, err)
+	p, err := provider.New(st, provider.Config{Chat: client, Embedder: emb})
+	require.NoError(t, err)
+	a := agent.New(client, agent.Config{ContextProviders: []agent.ContextProvider{p}})
+
+	alice, err := a.NewUserSession("alice")
+	require.NoError(t, err)
+	_, err = a.Run(ctx, alice, agent.UserText("My secret savings goal is $1,000,000."))
+	require.NoError(t, err)
+	_, err = p.EndSession(ctx, alice)
+	require.NoError(t, err)
+
+	bob, err := a.NewUserSession("bob")
+	require.NoError(t, err)
+	_, err = a.Run(ctx, bob, agent.UserText("What is my savings goal?"))
+	require.NoError(t, err)
+	m, ok := p.LastManifest(bob.ID())
+	require.True(t, ok)
+	assert.Empty(t, m.Items, "nothing of alice's reaches bob's first context")
+	_, err = a.Run(ctx, bob, agent.UserText("And my age?"))
+	require.NoError(t, err)
+	m, _ = p.LastManifest(bob.ID())
+	require.Len(t, m.Items, 1)
+	assert.Equal(t, "turn", m.Items[0].Kind)
+	assert.True(t, strings.HasPrefix(m.Items[0].ID, bob.Messages()[0].ID), "bob's own turn only")
+
+	// A session with no user and no default user gets no memory, logged, and still runs.
+	anon := a.NewSession()
+	_, err = a.Run(ctx, anon, agent.UserText("hello"))
+	require.NoError(t, err)
+	_, ok = p.LastManifest(anon.ID())
+	assert.False(t, ok)
+
+	// Bob cannot end Alice's session by naming its id.
+	stolen, err := agent.NewSession(alice.ID(), "bob")
+	require.NoError(t, err)
+	_, err = p.EndSession(ctx, stolen)
+	require.NoError(t, err, "bob gets a session of his own with that id")
+	got, err := st.GetSession(ctx, "alice", alice.ID())
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.State.TurnCounter)
+}
+
+func TestPerRunAndIdleModes(t *testing.T) {
+	ctx := context.Background()
+	perRun := openOffline(t, filepath.Join(t.TempDir(), "a.db"), func(c *provider.Config) { c.Mode = provider.ModePerRun })
+	sess, err := perRun.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, perRun, sess, 1, 3)
+	require.NoError(t, perRun.mem.Flush(ctx))
+	done, err := perRun.st.ListSessions(ctx, "u1", store.SessionFilter{Status: store.SessionCompleted})
+	require.NoError(t, err)
+	assert.Len(t, done, 3, "one completed memory session per run")
+
+	idle := openOffline(t, filepath.Join(t.TempDir(), "b.db"), func(c *provider.Config) {
+		c.Mode = provider.ModeIdle
+		c.IdleTimeout = 20 * time.Millisecond
+	})
+	sess, err = idle.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, idle, sess, 1, 2)
+	require.Eventually(t, func() bool {
+		got, err := idle.st.GetSession(ctx, "u1", sess.ID())
+		return err == nil && got.Status == store.SessionCompleted
+	}, 5*time.Second, 10*time.Millisecond, "the idle session ended by itself")
+}
+
+func TestConfigValidation(t *testing.T) {
+	st := mem.New(mem.Config{})
+	emb, err := lexical.New(lexical.Config{})
+	require.NoError(t, err)
+	client, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	for name, cfg := range map[string]provider.Config{
+		"no model":    {Embedder: emb},
+		"no embedder": {Chat: client},
+		"bad user":    {Chat: client, Embedder: emb, UserID: "a/b"},
+		"bad mode":    {Chat: client, Embedder: emb, Mode: 7},
+		"negative":    {Chat: client, Embedder: emb, Workers: -1},
+		"negative K":  {Chat: client, Embedder: emb, K: -2},
+	} {
+		_, err := provider.New(st, cfg)
+		assert.Error(t, err, name)
+	}
+}
