@@ -60,6 +60,22 @@ func TestModelFailuresDuringPrune(t *testing.T) {
 	assert.Len(t, pending[0].ContentVector, dims, "still searchable by content")
 	assert.Equal(t, "The client plans a 401k rollover.", s.State().CumulativeSummary)
 
+	// At session end the flagged metadata is asked for again and completed.
+	srv.QueueChat(
+		fakeopenai.JSON(map[string]any{"summary": "Rollover planning.", "mentioned_topics": []string{"rollover"}, "entities": []string{"401k"}}),
+		fakeopenai.JSON(map[string]any{"summary": "A session about a rollover.", "key_topics": []string{"rollover"}}),
+	)
+	end, err := s.End(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "A session about a rollover.", end.Session.Summary)
+	fixed, err := st.GetInteraction(ctx, "u1", res[0].Interaction.ID)
+	require.NoError(t, err)
+	assert.False(t, fixed.MetadataPending)
+	assert.Equal(t, "Rollover planning.", fixed.Summary)
+	assert.Equal(t, []string{"401k"}, fixed.Metadata.Entities)
+	assert.Len(t, fixed.SummaryVector, dims)
+	assert.Contains(t, srv.ChatRequests()[4].LastUserText(), "user: Turn 1.", "the retry re-sent the stored conversation")
+
 	// The metadata request fenced the conversation as data.
 	reqs := srv.ChatRequests()
 	require.GreaterOrEqual(t, len(reqs), 2)

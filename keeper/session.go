@@ -230,23 +230,9 @@ func (s *Session) interaction(ctx context.Context, chunk []store.Turn) (*store.I
 			doc.TurnIDs = append(doc.TurnIDs, m.ID)
 		}
 	}
-	r, err := s.k.cfg.Prompts.InteractionMetadata(promptTurns(chunk))
+	meta, pending, err := s.metadata(ctx, chunk, first, last)
 	if err != nil {
-		return nil, false, fmt.Errorf("keeper: metadata prompt: %w", err)
-	}
-	var meta prompts.Metadata
-	pending := true
-	for attempt := 1; attempt <= 2 && pending; attempt++ {
-		out, err := s.k.cfg.Mini.Complete(ctx, r.Request())
-		if err != nil {
-			return nil, false, fmt.Errorf("keeper: metadata of turns %d-%d: %w", first, last, err)
-		}
-		meta, err = prompts.ParseInteractionMetadata([]byte(out.Message.Text))
-		if err != nil {
-			s.k.cfg.Logger.WarnContext(ctx, "memory: unusable interaction metadata from the model", "session", s.id, "turns", fmt.Sprintf("%d-%d", first, last), "attempt", attempt, "err", err)
-			continue
-		}
-		pending = false
+		return nil, false, err
 	}
 	doc.Summary = meta.Summary
 	doc.Metadata = store.Metadata{MentionedTopics: meta.MentionedTopics, Entities: meta.Entities}
@@ -268,6 +254,82 @@ func (s *Session) interaction(ctx context.Context, chunk []store.Turn) (*store.I
 		doc.SummaryVector = vecs[1]
 	}
 	return doc, pending, nil
+}
+
+// metadata asks the model for a chunk's metadata. An unusable answer is
+// asked for once more; if that fails too, pending is true and meta empty. A
+// failed model call is an error.
+func (s *Session) metadata(ctx context.Context, chunk []store.Turn, first, last int) (meta prompts.Metadata, pending bool, err error) {
+	r, err := s.k.cfg.Prompts.InteractionMetadata(promptTurns(chunk))
+	if err != nil {
+		return meta, false, fmt.Errorf("keeper: metadata prompt: %w", err)
+	}
+	for attempt := 1; attempt <= 2; attempt++ {
+		out, err := s.k.cfg.Mini.Complete(ctx, r.Request())
+		if err != nil {
+			return meta, false, fmt.Errorf("keeper: metadata of turns %d-%d: %w", first, last, err)
+		}
+		meta, err = prompts.ParseInteractionMetadata([]byte(out.Message.Text))
+		if err == nil {
+			return meta, false, nil
+		}
+		s.k.cfg.Logger.WarnContext(ctx, "memory: unusable interaction metadata from the model", "session", s.id, "turns", fmt.Sprintf("%d-%d", first, last), "attempt", attempt, "err", err)
+	}
+	return prompts.Metadata{}, true, nil
+}
+
+// RetryMetadata asks again for the metadata of this session's interactions
+// stored without it, and completes those it gets. It returns how many it
+// completed.
+func (s *Session) RetryMetadata(ctx context.Context) (int, error) {
+	docs, err := s.k.st.ListInteractions(ctx, s.userID, store.InteractionFilter{SessionID: s.id, MetadataPending: true})
+	if err != nil {
+		return 0, fmt.Errorf("keeper: list interactions awaiting metadata: %w", err)
+	}
+	done := 0
+	for _, d := range docs {
+		chunk := turnsOf(d)
+		meta, pending, err := s.metadata(ctx, chunk, d.FirstTurn, d.LastTurn)
+		if err != nil {
+			return done, err
+		}
+		if pending {
+			continue
+		}
+		d.Summary = meta.Summary
+		d.Metadata = store.Metadata{MentionedTopics: meta.MentionedTopics, Entities: meta.Entities}
+		d.MetadataPending = false
+		d.SummaryVector = nil
+		if d.Summary != "" {
+			vecs, err := s.k.cfg.Embedder.Embed(ctx, []string{d.Summary})
+			if err != nil {
+				return done, fmt.Errorf("keeper: embed summary of %s: %w", d.ID, err)
+			}
+			d.SummaryVector = vecs[0]
+		}
+		if err := s.k.st.PutInteraction(ctx, s.userID, d); err != nil {
+			return done, fmt.Errorf("keeper: store metadata of %s: %w", d.ID, err)
+		}
+		done++
+	}
+	return done, nil
+}
+
+// turnsOf rebuilds a chunk's messages from a stored interaction's content,
+// for re-asking its metadata: one message per "speaker: text" line.
+func turnsOf(d *store.Interaction) []store.Turn {
+	var msgs []store.TurnMessage
+	for _, line := range strings.Split(d.Content, "\n") {
+		who, text, ok := strings.Cut(line, ": ")
+		if !ok {
+			if n := len(msgs); n > 0 {
+				msgs[n-1].Content += "\n" + line
+			}
+			continue
+		}
+		msgs = append(msgs, store.TurnMessage{Role: who, Content: text})
+	}
+	return []store.Turn{{Seq: d.FirstTurn, Messages: msgs}}
 }
 
 // cumulativeSummary folds turns into the previous summary. An answer the
@@ -327,6 +389,11 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 		res.Pruned = append(res.Pruned, r)
 	}
 
+	if n, err := s.RetryMetadata(ctx); err != nil {
+		s.k.cfg.Logger.WarnContext(ctx, "memory: metadata retry failed; left flagged", "session", s.id, "err", err)
+	} else if n > 0 {
+		s.k.cfg.Logger.InfoContext(ctx, "memory: metadata completed on retry", "session", s.id, "interactions", n)
+	}
 	state := s.State()
 	summary, topics := s.sessionSummary(ctx, state)
 	var vec []float32
