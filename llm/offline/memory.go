@@ -225,9 +225,14 @@ func textSentences(text string) []string {
 	return out
 }
 
+// turnSentences returns the sentences of the turns, leaving out this
+// client's own composed answers (see ownAnswer).
 func turnSentences(turns []prompts.Turn) []string {
 	var out []string
 	for _, t := range turns {
+		if t.Role == "assistant" && ownAnswer(t.Text) {
+			continue
+		}
 		out = append(out, textSentences(t.Text)...)
 	}
 	return out

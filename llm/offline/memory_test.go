@@ -306,3 +306,21 @@ func FuzzMemoryHandlers(f *testing.F) {
 		}
 	})
 }
+
+func TestMemoryHandlersSkipTheClientsOwnAnswers(t *testing.T) {
+	c := newClient(t, Config{})
+	talk := []prompts.Turn{
+		{Role: "user", Text: "My old 401k from Acme holds $40,000."},
+		{Role: "assistant", Text: leadMemory + "Tool results: a 401k rollover moves money into an IRA."},
+		{Role: "user", Text: "I want to retire at 60."},
+		{Role: "assistant", Text: ackPrefix + `retire 60".`},
+	}
+	r, err := prompts.CumulativeSummary("", talk)
+	out := run(t, c, r, err)
+	if strings.Contains(out, "From memory") || strings.Contains(out, "nothing in memory") {
+		t.Errorf("summary quotes the client's own answers: %q", out)
+	}
+	if !strings.Contains(out, "$40,000") || !strings.Contains(out, "retire at 60") {
+		t.Errorf("summary lost the user's facts: %q", out)
+	}
+}

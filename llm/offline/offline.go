@@ -79,8 +79,9 @@
 //     schema default. A tool whose required arguments cannot be filled
 //     that way is not called.
 //  4. Otherwise the answer is extractive: the sentences of the system
-//     messages and of the context providers' messages (Message.Source set)
-//     that share the most content words (stopwords dropped, lightly
+//     messages and of the user messages a context provider injected
+//     (Message.Source set; never injected assistant messages, which would
+//     echo the client's own earlier answers) that share the most content words (stopwords dropped, lightly
 //     stemmed) with the latest user message, up to Config.MaxSentences of
 //     them in their original order, after the lead "From memory: ". When
 //     none shares a word, a short acknowledgement echoes the question's

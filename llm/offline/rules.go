@@ -16,7 +16,20 @@ const (
 	leadTools  = "Tool results: "
 	noResults  = "nothing relevant was found."
 	ackNoTopic = "Noted."
+	ackPrefix  = "I have nothing in memory about \""
 )
+
+// ownAnswer reports whether text is one of this client's composed answers,
+// recognised by its lead. The memory handlers leave such answers out: a
+// summary of the client's own rule-made echoes would only echo again.
+func ownAnswer(text string) bool {
+	for _, lead := range []string{leadMemory, leadTools, ackPrefix} {
+		if strings.HasPrefix(text, lead) {
+			return true
+		}
+	}
+	return text == ackNoTopic
+}
 
 // maxTopicWords bounds the topic echoed by the acknowledgement.
 const maxTopicWords = 6
@@ -197,7 +210,10 @@ func (c *Client) answer(msgs []agent.Message) string {
 
 	var sentences []string
 	for i, m := range msgs {
-		if i == qi || (m.Role != agent.RoleSystem && m.Source == "") {
+		// Memory is the system messages and what a provider injected of the
+		// user's own words; injected assistant turns are this client's
+		// earlier answers, and quoting them would echo itself.
+		if i == qi || (m.Role != agent.RoleSystem && (m.Source == "" || m.Role != agent.RoleUser)) {
 			continue
 		}
 		for _, s := range lexis.Sentences(m.Text) {
@@ -238,7 +254,7 @@ func (c *Client) acknowledge(question string) string {
 	if len(topic) == 0 {
 		return ackNoTopic
 	}
-	return truncateRunes(`I have nothing in memory about "`+strings.Join(topic, " ")+`".`, c.maxRunes)
+	return truncateRunes(ackPrefix+strings.Join(topic, " ")+`".`, c.maxRunes)
 }
 
 // isSocial reports greetings, thanks and other words that carry no topic.
