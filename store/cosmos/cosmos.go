@@ -1,0 +1,305 @@
+package cosmos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Defaults applied for zero Config fields.
+const (
+	DefaultDatabase          = "financial_advisor_memory"
+	DefaultInteractions      = "interactions"
+	DefaultInsights          = "insights"
+	DefaultSessions          = "session_summaries"
+	DefaultMaxTextCandidates = 2000
+	DefaultDeleteConcurrency = 8
+	// DefaultMaxRetries is the retry count used when
+	// ClientOptions.Retry.MaxRetries is zero: throttling (429) in
+	// serverless bursts commonly needs more than azcore's 3 retries.
+	DefaultMaxRetries = 9
+)
+
+const (
+	maxProvisionedDimensions = 4096
+	defaultFullTextLanguage  = "en-US"
+	partitionKeyPath         = "/user_id"
+	// legDepth is the minimum number of candidates each vector leg
+	// contributes to fusion, as in store/sqlite: fusion is exact whenever
+	// no leg has more candidates than max(TopK, legDepth).
+	legDepth                 = 100
+	maxQueryWords            = 64
+	autoscaleMinimumMaxRU    = 1000
+	defaultQueryPageSizeHint = 1000
+)
+
+// VectorIndexType is the vector index provisioned for the vector paths.
+type VectorIndexType string
+
+// Vector index types. QuantizedFlat suits up to some tens of thousands of
+// vectors per partition; DiskANN scales further (approximate search).
+const (
+	QuantizedFlat VectorIndexType = "quantizedFlat"
+	DiskANN       VectorIndexType = "diskANN"
+	Flat          VectorIndexType = "flat"
+)
+
+// FullTextMode selects how the full-text leg finds its candidates.
+type FullTextMode string
+
+// Full-text modes.
+const (
+	// FullTextAuto (the zero value) starts native and switches to
+	// FullTextGo for good on the first 400 saying the account does not
+	// support full-text search, logging the switch at Info.
+	FullTextAuto FullTextMode = ""
+	// FullTextNative matches candidates with FullTextContainsAny over the
+	// full-text-indexed paths (the account needs full-text search).
+	FullTextNative FullTextMode = "native"
+	// FullTextGo matches candidates with ARRAY_CONTAINS over the
+	// search_terms array the store writes into every document (range
+	// index only: works on every account and emulator).
+	FullTextGo FullTextMode = "go"
+)
+
+// Config configures a Store. Endpoint is required; every other zero field
+// has a documented default.
+type Config struct {
+	// Endpoint is the account URL, e.g. https://myaccount.documents.azure.com:443/.
+	Endpoint string
+	// Key is the account key. When empty, Credential is used.
+	Key string
+	// Credential authenticates with Entra ID; nil (and no Key) means
+	// azidentity.NewDefaultAzureCredential.
+	Credential azcore.TokenCredential
+	// Database is the database name; empty means DefaultDatabase.
+	Database string
+	// Interactions, Insights and Sessions are the container names; empty
+	// means DefaultInteractions, DefaultInsights and DefaultSessions.
+	Interactions, Insights, Sessions string
+	// Dimensions is the vector length the store holds: every vector
+	// written or searched must have it. It is required with
+	// CreateIfNotExists (the vector embedding policy needs it); zero
+	// otherwise accepts any length.
+	Dimensions int
+	// CreateIfNotExists provisions the database and the three containers
+	// (partition key /user_id, vector embedding and full-text policies,
+	// indexing policy) when they do not exist. Existing ones are used as
+	// they are.
+	CreateIfNotExists bool
+	// VectorIndex is the vector index type provisioned; empty means
+	// QuantizedFlat.
+	VectorIndex VectorIndexType
+	// AutoscaleMaxRU, when non-zero, provisions each container with
+	// autoscale throughput up to that many RU/s (at least 1000). Zero
+	// sends no throughput: the serverless default.
+	AutoscaleMaxRU int32
+	// FullText selects how the full-text leg finds candidates; the zero
+	// value is FullTextAuto.
+	FullText FullTextMode
+	// MaxTextCandidates caps the documents the full-text leg reads and
+	// scores per search; zero means DefaultMaxTextCandidates.
+	MaxTextCandidates int
+	// ExactVectorSearch makes every VectorDistance a brute-force scan of
+	// the exact vectors (its third argument, true) instead of using the
+	// vector index: exact similarities at a higher request charge.
+	ExactVectorSearch bool
+	// ClientOptions are passed to azcosmos (transport, retry options, plain
+	// HTTP for an emulator, telemetry), with Retry.MaxRetries defaulting to
+	// DefaultMaxRetries. Throttled requests (429) are retried by azcore's
+	// retry policy, which waits for the service's x-ms-retry-after-ms; a
+	// retry-after longer than Retry.MaxRetryDelay (60 s by default) fails
+	// the call at once instead.
+	ClientOptions *azcosmos.ClientOptions
+	// Logger receives provisioning and full-text fallback (Info) and one
+	// Debug record per request with its request charge; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a store.Store on Azure Cosmos DB for NoSQL. It is safe for
+// concurrent use.
+type Store struct {
+	client *azcosmos.Client
+	db     *azcosmos.DatabaseClient
+	conts  map[store.Kind]*azcosmos.ContainerClient
+	names  map[store.Kind]string
+	v      store.Validator
+	log    *slog.Logger
+	cfg    Config
+
+	// nativeText is true while the full-text leg uses FullTextContainsAny.
+	nativeText atomic.Bool
+	fallback   sync.Once
+
+	stats  stats
+	closed atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the account, provisions the database and containers if
+// cfg.CreateIfNotExists, and returns the Store. Close it when done.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Endpoint == "" {
+		return nil, errors.New("cosmos: Config.Endpoint is empty")
+	}
+	if cfg.Database == "" {
+		cfg.Database = DefaultDatabase
+	}
+	if cfg.Interactions == "" {
+		cfg.Interactions = DefaultInteractions
+	}
+	if cfg.Insights == "" {
+		cfg.Insights = DefaultInsights
+	}
+	if cfg.Sessions == "" {
+		cfg.Sessions = DefaultSessions
+	}
+	if cfg.VectorIndex == "" {
+		cfg.VectorIndex = QuantizedFlat
+	}
+	switch cfg.VectorIndex {
+	case QuantizedFlat, DiskANN, Flat:
+	default:
+		return nil, fmt.Errorf("cosmos: unknown Config.VectorIndex %q (want %q, %q or %q)", cfg.VectorIndex, QuantizedFlat, DiskANN, Flat)
+	}
+	switch cfg.FullText {
+	case FullTextAuto, FullTextNative, FullTextGo:
+	default:
+		return nil, fmt.Errorf("cosmos: unknown Config.FullText %q (want %q, %q or empty for auto)", cfg.FullText, FullTextNative, FullTextGo)
+	}
+	if cfg.Dimensions < 0 {
+		return nil, fmt.Errorf("cosmos: Config.Dimensions is %d", cfg.Dimensions)
+	}
+	if cfg.CreateIfNotExists {
+		if cfg.Dimensions == 0 || cfg.Dimensions > maxProvisionedDimensions {
+			return nil, fmt.Errorf("cosmos: CreateIfNotExists needs Config.Dimensions in [1, %d], got %d", maxProvisionedDimensions, cfg.Dimensions)
+		}
+		if cfg.AutoscaleMaxRU != 0 && cfg.AutoscaleMaxRU < autoscaleMinimumMaxRU {
+			return nil, fmt.Errorf("cosmos: Config.AutoscaleMaxRU is %d, at least %d", cfg.AutoscaleMaxRU, autoscaleMinimumMaxRU)
+		}
+	}
+	if cfg.MaxTextCandidates <= 0 {
+		cfg.MaxTextCandidates = DefaultMaxTextCandidates
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	var opts azcosmos.ClientOptions
+	if cfg.ClientOptions != nil {
+		opts = *cfg.ClientOptions
+	}
+	if opts.Retry.MaxRetries == 0 {
+		opts.Retry.MaxRetries = DefaultMaxRetries
+	}
+	var (
+		client *azcosmos.Client
+		err    error
+	)
+	switch {
+	case cfg.Key != "":
+		cred, kerr := azcosmos.NewKeyCredential(cfg.Key)
+		if kerr != nil {
+			return nil, fmt.Errorf("cosmos: account key: %w", kerr)
+		}
+		client, err = azcosmos.NewClientWithKey(cfg.Endpoint, cred, &opts)
+	default:
+		cred := cfg.Credential
+		if cred == nil {
+			dac, derr := azidentity.NewDefaultAzureCredential(nil)
+			if derr != nil {
+				return nil, fmt.Errorf("cosmos: no Key or Credential given, and DefaultAzureCredential: %w", derr)
+			}
+			cred = dac
+		}
+		client, err = azcosmos.NewClient(cfg.Endpoint, cred, &opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cosmos: client for %s: %w", cfg.Endpoint, err)
+	}
+	s := &Store{
+		client: client,
+		v:      store.Validator{Dimensions: cfg.Dimensions},
+		log:    log,
+		cfg:    cfg,
+		names: map[store.Kind]string{
+			store.KindInteraction:    cfg.Interactions,
+			store.KindInsight:        cfg.Insights,
+			store.KindSessionSummary: cfg.Sessions,
+		},
+		conts: make(map[store.Kind]*azcosmos.ContainerClient, 3),
+	}
+	s.nativeText.Store(cfg.FullText != FullTextGo)
+	if s.db, err = client.NewDatabase(cfg.Database); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("cosmos: database %q: %w", cfg.Database, err)
+	}
+	for kind, name := range s.names {
+		c, err := s.db.NewContainer(name)
+		if err != nil {
+			client.Close()
+			return nil, fmt.Errorf("cosmos: container %q: %w", name, err)
+		}
+		s.conts[kind] = c
+	}
+	if cfg.CreateIfNotExists {
+		if err := s.provision(ctx); err != nil {
+			client.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// As sets *i to the store's azcosmos client when i is a **azcosmos.Client,
+// to its database client when i is a **azcosmos.DatabaseClient, and reports
+// whether it did.
+func (s *Store) As(i any) bool {
+	switch p := i.(type) {
+	case **azcosmos.Client:
+		if p == nil {
+			return false
+		}
+		*p = s.client
+		return true
+	case **azcosmos.DatabaseClient:
+		if p == nil {
+			return false
+		}
+		*p = s.db
+		return true
+	}
+	return false
+}
+
+// Close releases the client. Calls after Close fail with store.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.client.Close()
+	return nil
+}
+
+// check returns ErrClosed after Close and ErrInvalid for a bad user id.
+func (s *Store) check(userID string) error {
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return store.CheckUserID(userID)
+}
+
+func (s *Store) container(kind store.Kind) *azcosmos.ContainerClient { return s.conts[kind] }
+
+func pk(userID string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(userID) }

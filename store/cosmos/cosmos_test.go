@@ -1,0 +1,105 @@
+package cosmos
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/storetest"
+)
+
+func TestMain(m *testing.M) { cosmostest.Main(m) }
+
+// fastRetries keeps a failing test from waiting on azcore's default
+// back-off against the local server.
+func fastRetries() *azcosmos.ClientOptions {
+	return &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Retry: policy.RetryOptions{MaxRetries: 2, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: time.Second},
+	}}
+}
+
+// openLauncher opens a Store on the test server, provisioning a database
+// of its own that is deleted when tb ends.
+func openLauncher(tb testing.TB, mod func(*Config)) *Store {
+	tb.Helper()
+	admin := cosmostest.NewClient(tb) // skips without Node.js or the npm packages
+	cfg := Config{
+		Endpoint:          cosmostest.Endpoint(tb),
+		Key:               cosmostest.Key,
+		Database:          cosmostest.DatabaseName(tb),
+		Dimensions:        storetest.Dimensions,
+		CreateIfNotExists: true,
+		ClientOptions:     fastRetries(),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := Open(context.Background(), cfg)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, err := admin.NewDatabase(cfg.Database)
+		if err == nil {
+			_, err = db.Delete(ctx, nil)
+		}
+		if err != nil {
+			tb.Errorf("delete test database %q: %v", cfg.Database, err)
+		}
+	})
+	return s
+}
+
+// TestConformance runs store/storetest over HTTP against the Cosmos
+// protocol test server, with each full-text mode.
+func TestConformance(t *testing.T) {
+	for _, mode := range []FullTextMode{FullTextNative, FullTextGo} {
+		t.Run(string(mode), func(t *testing.T) {
+			storetest.RunConformance(t, func(t *testing.T) store.Store {
+				return openLauncher(t, func(c *Config) { c.FullText = mode })
+			})
+		})
+	}
+}
+
+// TestConformanceLive runs the suite against a real account when
+// AZURE_COSMOS_ENDPOINT is set: with AZURE_COSMOS_KEY, or else Entra ID
+// through DefaultAzureCredential. Each store provisions a database of its
+// own (serverless unless the account is provisioned) and deletes it.
+func TestConformanceLive(t *testing.T) {
+	endpoint := os.Getenv("AZURE_COSMOS_ENDPOINT")
+	if endpoint == "" {
+		t.Skip("AZURE_COSMOS_ENDPOINT is not set: set it (and AZURE_COSMOS_KEY, or sign in for DefaultAzureCredential) to run the conformance suite against a real Azure Cosmos DB account")
+	}
+	storetest.RunConformance(t, func(t *testing.T) store.Store {
+		cfg := Config{
+			Endpoint:          endpoint,
+			Key:               os.Getenv("AZURE_COSMOS_KEY"),
+			Database:          cosmostest.DatabaseName(t),
+			Dimensions:        storetest.Dimensions,
+			CreateIfNotExists: true,
+			// Few vectors per partition: exact similarities whatever the index.
+			ExactVectorSearch: true,
+		}
+		s, err := Open(t.Context(), cfg)
+		require.NoError(t, err)
+		var db *azcosmos.DatabaseClient
+		require.True(t, s.As(&db))
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := db.Delete(ctx, nil); err != nil {
+				t.Errorf("delete database %s: %v", cfg.Database, err)
+			}
+		})
+		return s
+	})
+}

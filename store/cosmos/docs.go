@@ -1,0 +1,471 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// upsert writes a document unconditionally and returns its new ETag.
+func (s *Store) upsert(ctx context.Context, kind store.Kind, userID string, body []byte) (string, error) {
+	start := time.Now()
+	resp, err := s.container(kind).UpsertItem(ctx, pk(userID), body, nil)
+	s.observe(ctx, OpUpsert, kind, resp.RequestCharge, start, err)
+	return string(resp.ETag), err
+}
+
+// replace writes a document only if its stored ETag is etag.
+func (s *Store) replace(ctx context.Context, kind store.Kind, userID, id string, body []byte, etag string) (string, error) {
+	start := time.Now()
+	e := azcore.ETag(etag)
+	resp, err := s.container(kind).ReplaceItem(ctx, pk(userID), id, body, &azcosmos.ItemOptions{IfMatchEtag: &e})
+	s.observe(ctx, OpReplace, kind, resp.RequestCharge, start, err)
+	return string(resp.ETag), err
+}
+
+// read is a point read: the body and the ETag.
+func (s *Store) read(ctx context.Context, kind store.Kind, userID, id string) ([]byte, string, error) {
+	start := time.Now()
+	resp, err := s.container(kind).ReadItem(ctx, pk(userID), id, nil)
+	s.observe(ctx, OpRead, kind, resp.RequestCharge, start, err)
+	return resp.Value, string(resp.ETag), err
+}
+
+func (s *Store) del(ctx context.Context, kind store.Kind, userID, id string) error {
+	start := time.Now()
+	resp, err := s.container(kind).DeleteItem(ctx, pk(userID), id, nil)
+	s.observe(ctx, OpDelete, kind, resp.RequestCharge, start, err)
+	return err
+}
+
+// PutInteraction inserts or replaces the interaction with doc.ID.
+func (s *Store) PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	if err := s.v.Interaction(userID, doc); err != nil {
+		return err
+	}
+	body, err := encodeInteraction(doc)
+	if err != nil {
+		return err
+	}
+	_, err = s.upsert(ctx, store.KindInteraction, userID, body)
+	return mapWriteErr("put interaction "+doc.ID, err)
+}
+
+// GetInteraction returns the interaction with the given id.
+func (s *Store) GetInteraction(ctx context.Context, userID, id string) (*store.Interaction, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if err := store.CheckID("interaction id", id); err != nil {
+		return nil, err
+	}
+	b, _, err := s.read(ctx, store.KindInteraction, userID, id)
+	if err != nil {
+		return nil, mapErr("get interaction "+id, err)
+	}
+	return decode[store.Interaction](b)
+}
+
+// ListInteractions returns the user's interactions matching f, oldest first.
+func (s *Store) ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("%w: list interactions: negative limit %d", store.ErrInvalid, f.Limit)
+	}
+	q := newQuery(userID)
+	if f.SessionID != "" {
+		q.cond("c.session_id = " + q.param(f.SessionID))
+	}
+	if f.MetadataPending {
+		q.cond("c.metadata_pending = true")
+	}
+	q.timeRange("c.timestamp", f.Since, f.Until)
+	sql := "SELECT * FROM c" + q.whereClause() + " ORDER BY c.timestamp ASC, c.first_turn ASC, c.id ASC"
+	if f.Limit > 0 {
+		sql = "SELECT TOP " + q.param(f.Limit) + " * FROM c" + q.whereClause() + " ORDER BY c.timestamp DESC, c.first_turn DESC, c.id DESC"
+	}
+	out, err := queryDocs[store.Interaction](ctx, s, store.KindInteraction, userID, "list interactions", sql, q.params)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *store.Interaction) int {
+		if c := a.Timestamp.Compare(b.Timestamp); c != 0 {
+			return c
+		}
+		if a.FirstTurn != b.FirstTurn {
+			return a.FirstTurn - b.FirstTurn
+		}
+		return compareStrings(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// PutInsight inserts or replaces the insight with doc.ID.
+func (s *Store) PutInsight(ctx context.Context, userID string, doc *store.Insight) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	if err := s.v.Insight(userID, doc); err != nil {
+		return err
+	}
+	body, err := encodeInsight(doc)
+	if err != nil {
+		return err
+	}
+	_, err = s.upsert(ctx, store.KindInsight, userID, body)
+	return mapWriteErr("put insight "+doc.ID, err)
+}
+
+// GetInsight returns the active insight with the given id.
+func (s *Store) GetInsight(ctx context.Context, userID, id string) (*store.Insight, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if err := store.CheckID("insight id", id); err != nil {
+		return nil, err
+	}
+	d, _, err := s.readInsight(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if d.Superseded() {
+		return nil, fmt.Errorf("%w: insight %q is superseded (%s)", store.ErrNotFound, id, d.SupersedeReason)
+	}
+	return d, nil
+}
+
+func (s *Store) readInsight(ctx context.Context, userID, id string) (*store.Insight, string, error) {
+	b, etag, err := s.read(ctx, store.KindInsight, userID, id)
+	if err != nil {
+		return nil, "", mapErr("get insight "+id, err)
+	}
+	d, err := decode[store.Insight](b)
+	return d, etag, err
+}
+
+// ListInsights returns the user's insights matching f, newest first.
+func (s *Store) ListInsights(ctx context.Context, userID string, f store.InsightFilter) ([]*store.Insight, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("%w: list insights: negative limit %d", store.ErrInvalid, f.Limit)
+	}
+	q := newQuery(userID)
+	if !f.IncludeSuperseded {
+		q.active()
+	}
+	if f.Type != "" {
+		q.cond("c.insight_type = " + q.param(string(f.Type)))
+	}
+	if f.Category != "" {
+		q.cond("c.category = " + q.param(f.Category))
+	}
+	if f.SessionID != "" {
+		q.cond("ARRAY_CONTAINS(c.session_ids, " + q.param(f.SessionID) + ")")
+	}
+	if f.Processed != nil {
+		q.cond("c.processed = " + q.param(*f.Processed))
+	}
+	q.timeRange("c.created_at", f.Since, f.Until)
+	top := ""
+	if f.Limit > 0 {
+		top = "TOP " + q.param(f.Limit) + " "
+	}
+	sql := "SELECT " + top + "* FROM c" + q.whereClause() + " ORDER BY c.created_at DESC, c.id DESC"
+	out, err := queryDocs[store.Insight](ctx, s, store.KindInsight, userID, "list insights", sql, q.params)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, newestInsightFirst)
+	return out, nil
+}
+
+func newestInsightFirst(a, b *store.Insight) int {
+	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+		return c
+	}
+	return compareStrings(b.ID, a.ID)
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// FindInsightByHash returns the most recent active insight with the hash.
+func (s *Store) FindInsightByHash(ctx context.Context, userID, hash string) (*store.Insight, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	q := newQuery(userID)
+	q.active()
+	q.cond("c.content_hash = " + q.param(hash))
+	sql := "SELECT TOP 1 * FROM c" + q.whereClause() + " ORDER BY c.created_at DESC, c.id DESC"
+	out, err := queryDocs[store.Insight](ctx, s, store.KindInsight, userID, "find insight by hash", sql, q.params)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no active insight with content hash %q", store.ErrNotFound, hash)
+	}
+	return out[0], nil
+}
+
+// maxSupersedeAttempts bounds the read-check-replace loop of
+// SupersedeInsight under concurrent writers.
+const maxSupersedeAttempts = 8
+
+// SupersedeInsight soft-deletes an insight: a point read, then a
+// conditional replace on the read's ETag, retried if another writer got
+// in between.
+func (s *Store) SupersedeInsight(ctx context.Context, userID, id string, sup store.Supersession) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	sup, err := s.v.Supersession(id, sup)
+	if err != nil {
+		return err
+	}
+	for range maxSupersedeAttempts {
+		d, etag, err := s.readInsight(ctx, userID, id)
+		if err != nil {
+			return fmt.Errorf("supersede insight %q: %w", id, err)
+		}
+		if d.Superseded() {
+			if d.SupersededBy == sup.By && d.SupersedeReason == sup.Reason {
+				return nil
+			}
+			return fmt.Errorf("%w: insight %q already superseded (%s by %q)", store.ErrConflict, id, d.SupersedeReason, d.SupersededBy)
+		}
+		d.SupersededBy, d.SupersedeReason, d.SupersededAt = sup.By, sup.Reason, sup.At.UTC()
+		body, err := encodeInsight(d)
+		if err != nil {
+			return err
+		}
+		_, err = s.replace(ctx, store.KindInsight, userID, id, body, etag)
+		switch statusOf(err) {
+		case 0:
+			if err != nil {
+				return fmt.Errorf("cosmos: supersede insight %q: %w", id, err)
+			}
+			return nil
+		case http.StatusPreconditionFailed:
+			continue // changed since the read: decide again
+		default:
+			return mapErr("supersede insight "+id, err)
+		}
+	}
+	return fmt.Errorf("%w: supersede insight %q: still changing after %d attempts", store.ErrConflict, id, maxSupersedeAttempts)
+}
+
+// PutSession writes a session document, conditionally on doc.ETag when set.
+func (s *Store) PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	if err := s.v.Session(userID, doc); err != nil {
+		return err
+	}
+	body, err := encodeSession(doc)
+	if err != nil {
+		return err
+	}
+	var etag string
+	if doc.ETag == "" {
+		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
+		if err != nil {
+			return mapWriteErr("put session "+doc.ID, err)
+		}
+	} else {
+		etag, err = s.replace(ctx, store.KindSessionSummary, userID, doc.ID, body, doc.ETag)
+		switch statusOf(err) {
+		case http.StatusNotFound:
+			// A conditional write never recreates a missing session.
+			return fmt.Errorf("%w: put session %q: no longer exists: %w", store.ErrConflict, doc.ID, err)
+		case http.StatusPreconditionFailed:
+			return fmt.Errorf("%w: put session %q: stale ETag: %w", store.ErrConflict, doc.ID, err)
+		}
+		if err != nil {
+			return mapWriteErr("put session "+doc.ID, err)
+		}
+	}
+	doc.ETag = etag
+	return nil
+}
+
+// GetSession returns the session document with its ETag.
+func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if err := store.CheckID("session id", sessionID); err != nil {
+		return nil, err
+	}
+	b, etag, err := s.read(ctx, store.KindSessionSummary, userID, sessionID)
+	if err != nil {
+		return nil, mapErr("get session "+sessionID, err)
+	}
+	d, err := decode[store.SessionSummary](b)
+	if err != nil {
+		return nil, err
+	}
+	if etag != "" {
+		d.ETag = etag
+	}
+	return d, nil
+}
+
+// ListSessions returns the user's sessions matching f, most recent first.
+func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if f.Limit < 0 {
+		return nil, fmt.Errorf("%w: list sessions: negative limit %d", store.ErrInvalid, f.Limit)
+	}
+	q := newQuery(userID)
+	if f.Status != "" {
+		q.cond("c.status = " + q.param(string(f.Status)))
+	}
+	if f.ReflectionStatus != "" {
+		q.cond("c.reflection_status = " + q.param(string(f.ReflectionStatus)))
+	}
+	q.timeRange("c.start_time", f.Since, f.Until)
+	top := ""
+	if f.Limit > 0 {
+		top = "TOP " + q.param(f.Limit) + " "
+	}
+	sql := "SELECT " + top + "* FROM c" + q.whereClause() + " ORDER BY c.start_time DESC, c.id DESC"
+	out, err := queryDocs[store.SessionSummary](ctx, s, store.KindSessionSummary, userID, "list sessions", sql, q.params)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *store.SessionSummary) int {
+		if c := b.StartTime.Compare(a.StartTime); c != 0 {
+			return c
+		}
+		return compareStrings(b.ID, a.ID)
+	})
+	return out, nil
+}
+
+// DeleteDocument removes one document for good.
+func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	if !kind.Valid() {
+		return fmt.Errorf("%w: delete: unknown kind %q", store.ErrInvalid, kind)
+	}
+	if err := store.CheckID(string(kind)+" id", id); err != nil {
+		return err
+	}
+	return mapErr("delete "+string(kind)+" "+id, s.del(ctx, kind, userID, id))
+}
+
+// maxDeletePasses bounds DeleteUser's list-and-delete passes per container
+// when documents keep arriving while it runs.
+const maxDeletePasses = 4
+
+// DeleteUser removes every document of the user in every container: it
+// lists the ids in the user's partition and deletes them, a few at a time,
+// until a listing comes back empty.
+func (s *Store) DeleteUser(ctx context.Context, userID string) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	for _, kind := range store.Kinds {
+		for pass := 0; ; pass++ {
+			n, err := s.deleteAll(ctx, kind, userID)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break
+			}
+			if pass == maxDeletePasses {
+				return fmt.Errorf("cosmos: delete user: %s still has documents after %d passes", kind, maxDeletePasses)
+			}
+		}
+	}
+	return nil
+}
+
+// deleteAll deletes the documents of one listing of the user's partition
+// and returns how many it listed.
+func (s *Store) deleteAll(ctx context.Context, kind store.Kind, userID string) (int, error) {
+	q := newQuery(userID)
+	sql := "SELECT VALUE c.id FROM c" + q.whereClause()
+	items, err := s.query(ctx, kind, userID, sql, q.params)
+	if err != nil {
+		return 0, mapErr("delete user: list "+string(kind), err)
+	}
+	ids := make(chan string)
+	errs := make(chan error, DefaultDeleteConcurrency)
+	var wg sync.WaitGroup
+	for range min(DefaultDeleteConcurrency, len(items)) {
+		wg.Go(func() {
+			for id := range ids {
+				if err := s.del(ctx, kind, userID, id); err != nil && statusOf(err) != http.StatusNotFound {
+					errs <- mapErr("delete user: delete "+string(kind)+" "+id, err)
+					return
+				}
+			}
+		})
+	}
+	var firstErr error
+send:
+	for _, b := range items {
+		var id string
+		if err := json.Unmarshal(b, &id); err != nil {
+			firstErr = fmt.Errorf("cosmos: delete user: id in %s: %w", string(kind), err)
+			break
+		}
+		select {
+		case ids <- id:
+		case err := <-errs:
+			firstErr = err
+			break send
+		case <-ctx.Done():
+			firstErr = ctx.Err()
+			break send
+		}
+	}
+	close(ids)
+	wg.Wait()
+	close(errs)
+	if firstErr == nil {
+		firstErr = <-errs
+	}
+	return len(items), firstErr
+}
+
+// mapWriteErr maps a write's error: a 400 on a document we validated is the
+// service refusing its content (say, a vector the policy rejects), which is
+// bad input.
+func mapWriteErr(what string, err error) error {
+	if statusOf(err) == http.StatusBadRequest {
+		return fmt.Errorf("%w: %s: %w", store.ErrInvalid, what, err)
+	}
+	return mapErr(what, err)
+}

@@ -1,0 +1,373 @@
+package cosmos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// BM25 parameters of the full-text leg.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// SearchInteractions ranks the user's interactions for q.
+func (s *Store) SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error) {
+	return search(ctx, s, userID, store.KindInteraction, q, interactionText, func(d *store.Interaction) string { return d.ID })
+}
+
+// SearchInsights ranks the user's active insights for q.
+func (s *Store) SearchInsights(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Insight], error) {
+	return search(ctx, s, userID, store.KindInsight, q, insightText, func(d *store.Insight) string { return d.ID })
+}
+
+// SearchSessions ranks the user's session summaries for q.
+func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error) {
+	return search(ctx, s, userID, store.KindSessionSummary, q, sessionText, func(d *store.SessionSummary) string { return d.ID })
+}
+
+// textProjection is what the full-text leg reads of each candidate: its id
+// and the text fields it scores.
+func textProjection(kind store.Kind) string {
+	switch kind {
+	case store.KindInteraction:
+		return "c.id, c.content, c.summary, c.metadata"
+	case store.KindInsight:
+		return "c.id, c.insight_text"
+	}
+	return "c.id, c.summary, c.key_topics"
+}
+
+// search runs each leg of r as its own single-partition query — one per
+// vector field, ordered by VectorDistance, and one full-text candidate
+// query scored with BM25 here — concurrently, fuses them with store.Combine
+// (the exact RRF the contract specifies) and loads the winners with one
+// more query.
+func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind, r store.SearchRequest,
+	textOf func(*T) []string, idOf func(*T) string) ([]store.Hit[*T], error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	r, err := s.v.Search(kind, r)
+	if err != nil {
+		return nil, err
+	}
+	hits := []store.Hit[*T]{}
+	terms := queryWords(r.Text)
+	if len(terms) == 0 && len(r.Vector) == 0 {
+		return hits, nil // only separators: nothing can match
+	}
+	depth := max(r.TopK, legDepth)
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+		legs     [][]store.Scored
+		textLeg  []store.Scored
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if len(r.Vector) > 0 {
+		legs = make([][]store.Scored, len(r.VectorFields))
+		for i, f := range r.VectorFields {
+			wg.Go(func() {
+				leg, err := s.vectorLeg(ctx, kind, userID, r, f, depth)
+				if err != nil {
+					fail(fmt.Errorf("cosmos: search %s: %s leg: %w", kind, f, err))
+					return
+				}
+				legs[i] = leg
+			})
+		}
+	}
+	if len(terms) > 0 {
+		wg.Go(func() {
+			leg, err := textLegOf(ctx, s, kind, userID, r, terms, textOf, idOf)
+			if err != nil {
+				fail(fmt.Errorf("cosmos: search %s: full-text leg: %w", kind, err))
+				return
+			}
+			textLeg = leg
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	ranked := store.Combine(r.TopK, legs, textLeg)
+	if len(ranked) == 0 {
+		return hits, nil
+	}
+	ids := make([]string, len(ranked))
+	for i, rk := range ranked {
+		ids[i] = rk.ID
+	}
+	q := newQuery(userID)
+	q.cond("ARRAY_CONTAINS(" + q.param(ids) + ", c.id)")
+	if kind == store.KindInsight {
+		q.active()
+	}
+	docs, err := queryDocs[T](ctx, s, kind, userID, "search "+string(kind)+": load hits", "SELECT * FROM c"+q.whereClause(), q.params)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*T, len(docs))
+	for _, d := range docs {
+		byID[idOf(d)] = d
+	}
+	for _, rk := range ranked {
+		d, ok := byID[rk.ID]
+		if !ok {
+			continue // deleted or superseded since the legs ran
+		}
+		hits = append(hits, store.Hit[*T]{Doc: d, Score: rk.Score, Similarity: rk.Similarity, TextScore: rk.TextScore})
+	}
+	return hits, nil
+}
+
+// vectorQuery returns the vector leg's SQL and parameters:
+//
+//	SELECT TOP @k c.id, VectorDistance(c.<field>, @v) AS score FROM c
+//	WHERE c.user_id = @u AND <filters> AND ARRAY_CONTAINS(c.vector_fields, @f)
+//	ORDER BY VectorDistance(c.<field>, @v)
+//
+// The containers' distance function is cosine, so VectorDistance is the
+// cosine similarity and ORDER BY puts the most similar first.
+func vectorQuery(kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int, bruteForce bool) (string, []azcosmos.QueryParameter) {
+	q := newQuery(userID)
+	q.searchFilters(kind, r)
+	q.cond("ARRAY_CONTAINS(c.vector_fields, " + q.param(string(field)) + ")")
+	k := q.param(depth)
+	v := q.param(r.Vector)
+	extra := ""
+	if bruteForce {
+		extra = ", true"
+	}
+	// field is one of the store.Field* constants (validated by
+	// store.Validator.Search), never user text.
+	dist := "VectorDistance(c." + string(field) + ", " + v + extra + ")"
+	return "SELECT TOP " + k + " c.id, " + dist + " AS score FROM c" + q.whereClause() + " ORDER BY " + dist, q.params
+}
+
+func (s *Store) vectorLeg(ctx context.Context, kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int) ([]store.Scored, error) {
+	sql, params := vectorQuery(kind, userID, r, field, depth, s.cfg.ExactVectorSearch)
+	items, err := s.query(ctx, kind, userID, sql, params)
+	if err != nil {
+		return nil, err
+	}
+	var leg []store.Scored
+	for _, b := range items {
+		var row struct {
+			ID    string   `json:"id"`
+			Score *float64 `json:"score"`
+		}
+		if err := json.Unmarshal(b, &row); err != nil {
+			return nil, fmt.Errorf("decode vector row: %w", err)
+		}
+		if row.Score == nil || math.IsNaN(*row.Score) || *row.Score < r.MinSimilarity {
+			continue
+		}
+		leg = append(leg, store.Scored{ID: row.ID, Score: *row.Score})
+	}
+	sortScored(leg)
+	return leg, nil
+}
+
+func sortScored(leg []store.Scored) {
+	slices.SortStableFunc(leg, func(a, b store.Scored) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return compareStrings(a.ID, b.ID)
+	})
+}
+
+// textMatch returns the full-text candidate predicate for terms, each
+// word a parameter: native, FullTextContainsAny over each full-text path
+// of the kind; otherwise ARRAY_CONTAINS over the search_terms array.
+func (q *sqlQuery) textMatch(kind store.Kind, terms []string, native bool) string {
+	names := make([]string, len(terms))
+	for i, t := range terms {
+		names[i] = q.param(t)
+	}
+	var ors []string
+	if native {
+		list := strings.Join(names, ", ")
+		for _, p := range schemaOf(kind).fullText {
+			// p is a constant path of schemaOf, never user text.
+			ors = append(ors, "FullTextContainsAny(c"+strings.ReplaceAll(p, "/", ".")+", "+list+")")
+		}
+	} else {
+		for _, n := range names {
+			ors = append(ors, "ARRAY_CONTAINS(c.search_terms, "+n+")")
+		}
+	}
+	return "(" + strings.Join(ors, " OR ") + ")"
+}
+
+// textQueries returns the full-text leg's candidate query and the BM25
+// statistics query over the same filtered documents.
+func textQueries(kind store.Kind, userID string, r store.SearchRequest, terms []string, native bool, maxCandidates int) (cand string, candParams []azcosmos.QueryParameter, stats string, statsParams []azcosmos.QueryParameter) {
+	sq := newQuery(userID)
+	sq.searchFilters(kind, r)
+	stats = "SELECT COUNT(1) AS n, SUM(c.search_length) AS total FROM c" + sq.whereClause()
+
+	cq := newQuery(userID)
+	cq.searchFilters(kind, r)
+	top := cq.param(maxCandidates)
+	cq.cond(cq.textMatch(kind, terms, native))
+	cand = "SELECT TOP " + top + " " + textProjection(kind) + " FROM c" + cq.whereClause()
+	return cand, cq.params, stats, sq.params
+}
+
+// textLegOf finds the full-text candidates of r and ranks them by BM25
+// over their words, with the document count and average length of the
+// documents passing r's filters.
+func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID string, r store.SearchRequest, terms []string,
+	textOf func(*T) []string, idOf func(*T) string) ([]store.Scored, error) {
+	var (
+		n, total float64
+		statsErr error
+		wg       sync.WaitGroup
+	)
+	_, _, statsSQL, statsParams := textQueries(kind, userID, r, terms, false, s.cfg.MaxTextCandidates)
+	wg.Go(func() {
+		items, err := s.query(ctx, kind, userID, statsSQL, statsParams)
+		if err != nil {
+			statsErr = err
+			return
+		}
+		for _, b := range items {
+			var row struct {
+				N     float64 `json:"n"`
+				Total float64 `json:"total"`
+			}
+			if err := json.Unmarshal(b, &row); err != nil {
+				statsErr = fmt.Errorf("decode statistics: %w", err)
+				return
+			}
+			n += row.N
+			total += row.Total
+		}
+	})
+	items, err := s.textCandidates(ctx, kind, userID, r, terms)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if statsErr != nil {
+		return nil, statsErr
+	}
+
+	type cand struct {
+		id     string
+		tf     map[string]int
+		length int
+	}
+	cands := make([]cand, 0, len(items))
+	df := make(map[string]int, len(terms))
+	candTotal := 0
+	for _, b := range items {
+		d, err := decode[T](b)
+		if err != nil {
+			return nil, err
+		}
+		c := cand{id: idOf(d), tf: make(map[string]int)}
+		for _, text := range textOf(d) {
+			for _, w := range words(text) {
+				c.length++
+				if slices.Contains(terms, w) {
+					c.tf[w]++
+				}
+			}
+		}
+		if len(c.tf) == 0 {
+			continue // matched by the service's stemming, not as a whole word
+		}
+		for t := range c.tf {
+			df[t]++
+		}
+		candTotal += c.length
+		cands = append(cands, c)
+	}
+	// The statistics query and the candidates may see different writes;
+	// keep the corpus at least as large as what was scored.
+	if n < float64(len(cands)) {
+		n, total = float64(len(cands)), float64(candTotal)
+	}
+	avg := 1.0
+	if n > 0 && total > 0 {
+		avg = total / n
+	}
+	leg := make([]store.Scored, 0, len(cands))
+	for _, c := range cands {
+		score := 0.0
+		for t, tf := range c.tf {
+			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
+			f := float64(tf)
+			score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(c.length)/avg))
+		}
+		if score > 0 {
+			leg = append(leg, store.Scored{ID: c.id, Score: score})
+		}
+	}
+	sortScored(leg)
+	return leg, nil
+}
+
+// textCandidates runs the candidate query, native while the store uses
+// native full text; in FullTextAuto a 400 from the native query switches
+// the store to FullTextGo for good (logged at Info) and retries.
+func (s *Store) textCandidates(ctx context.Context, kind store.Kind, userID string, r store.SearchRequest, terms []string) ([][]byte, error) {
+	native := s.nativeText.Load()
+	sql, params, _, _ := textQueries(kind, userID, r, terms, native, s.cfg.MaxTextCandidates)
+	items, err := s.query(ctx, kind, userID, sql, params)
+	if err == nil || !native || s.cfg.FullText != FullTextAuto || statusOf(err) != http.StatusBadRequest {
+		return items, err
+	}
+	s.fallback.Do(func() {
+		s.nativeText.Store(false)
+		s.log.InfoContext(ctx, "cosmos: native full-text search refused; matching full text through search_terms from now on",
+			"container", s.names[kind], "error", serviceMessage(err))
+	})
+	sql, params, _, _ = textQueries(kind, userID, r, terms, false, s.cfg.MaxTextCandidates)
+	return s.query(ctx, kind, userID, sql, params)
+}
+
+// NativeFullText reports whether the full-text leg currently matches with
+// the service's FullTextContainsAny (false after a FullTextAuto fallback).
+func (s *Store) NativeFullText() bool { return s.nativeText.Load() }
+
+// serviceMessage returns a short form of a service error for logs.
+func serviceMessage(err error) string {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		msg := re.Error()
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return msg
+	}
+	return err.Error()
+}
