@@ -316,7 +316,9 @@ func TestFullTextAutoFallback(t *testing.T) {
 func TestStatsAndDebugLog(t *testing.T) {
 	f := newFake(t, nil)
 	var logs bytes.Buffer
-	s := f.open(t, func(c *Config) { c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})) })
+	s := f.open(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	ctx := t.Context()
 	for i := range 3 {
 		require.NoError(t, s.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprint("i", i), SessionID: "s1"}))

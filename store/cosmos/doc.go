@@ -1,0 +1,67 @@
+// Package cosmos is the Azure Cosmos DB for NoSQL backend of store.Store,
+// on azcosmos.
+//
+// # Layout
+//
+// One database (default financial_advisor_memory) holds three containers,
+// interactions, insights and session_summaries, each partitioned by
+// /user_id. With Config.CreateIfNotExists, Open provisions them (see
+// ContainerProperties): a vector embedding policy (float32, cosine,
+// Config.Dimensions) and a vector index (quantizedFlat, or diskANN) on each
+// vector path; a full-text policy (en-US) and full-text index on each text
+// path; an indexing policy that range-indexes every path (/*) except the
+// vector paths and _etag, with the composite indexes the ordered listings
+// use; and no throughput (serverless) or autoscale up to
+// Config.AutoscaleMaxRU per container.
+//
+// # Requests
+//
+// Every request names the user's logical partition
+// (azcosmos.NewPartitionKeyString(userID)); queries also filter on
+// c.user_id, so no query ever spans users. Reads by id are point reads.
+// Queries are parameterised: their text is built only from this package's
+// constants, and every value (user id, ids, filters, words, vectors, TOP)
+// travels as a parameter.
+//
+// PutSession with an ETag is a replace with If-Match: 412 (changed) and 404
+// (deleted) are store.ErrConflict. Other statuses map to the sentinels: 404
+// is ErrNotFound, 409 ErrConflict, 413 and a 400 on a write ErrInvalid.
+// Throttling (429) is retried by azcore's retry policy, which waits for the
+// service's x-ms-retry-after-ms. Stats reports requests and request units
+// (RU) per request kind, and each request is logged at Debug with its
+// charge.
+//
+// # Search
+//
+// Each leg is its own single-partition query, run concurrently:
+//
+//   - vector, per field: SELECT TOP @k c.id, VectorDistance(c.<field>, @v)
+//     AS score ... ORDER BY VectorDistance(c.<field>, @v), k =
+//     max(TopK, 100), dropping similarities under MinSimilarity;
+//   - full text: the candidates matching any query word, read with their
+//     text fields and ranked by BM25 here (k1 1.2, b 0.75), with the
+//     document count and average length of the filtered documents from one
+//     aggregate query.
+//
+// The legs are fused with store.Combine, so Hit.Score is exactly the RRF
+// of the contract, and the winners are loaded with one more query. The
+// service's ORDER BY RANK RRF(VectorDistance(...), FullTextScore(...)) is
+// not used: FullTextScore and RRF cannot be projected, so it gives an order
+// but neither Hit.Score nor Similarity nor TextScore, and its BM25 (with
+// stemming and stop words) is not the contract's whole-word match.
+//
+// Full-text candidates are found natively with FullTextContainsAny over the
+// full-text paths, or with ARRAY_CONTAINS over search_terms, a list of the
+// document's distinct words that the store writes with every document (see
+// FullTextMode). In the default FullTextAuto mode, a 400 from the native
+// query (an account without full-text search) switches the store to
+// search_terms for good, logged at Info. Either way, scores are computed on
+// whole words, so a service that also matches stems finds no extra hits.
+//
+// # Tests
+//
+// The package's tests run store/storetest over HTTP against the Cosmos
+// protocol test server of internal/cosmostest (Node.js; installed by
+// .ci/run), and against a real account when AZURE_COSMOS_ENDPOINT is set
+// (with AZURE_COSMOS_KEY, or Entra ID through DefaultAzureCredential).
+package cosmos
