@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,21 +16,44 @@ import (
 
 func noEnv(string) (string, bool) { return "", false }
 
-func TestDemoRunsOffline(t *testing.T) {
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func TestDemoRunsOfflineWithMemory(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), &out, slog.New(slog.NewTextHandler(io.Discard, nil)), false, noEnv))
+	require.NoError(t, run(context.Background(), &out, quiet(), filepath.Join(t.TempDir(), "m.db"), false, noEnv))
 	got := out.String()
 	assert.Contains(t, got, "offline client (no LLM")
 	assert.Equal(t, 2, strings.Count(got, "tool call: financial_glossary"))
 	assert.Contains(t, got, "A Roth IRA is an individual retirement account")
-	assert.Contains(t, got, "An emergency fund is cash set aside")
-	assert.Contains(t, got, "holds 10 messages")
+	assert.Contains(t, got, "memory: turns 1-10 stored as one interaction")
+	assert.Contains(t, got, "$40,000")
+	assert.Contains(t, got, "1 cumulative summary, 5 active turns", "after the prune the summary joins the context")
+	assert.Contains(t, got, "memory:    injected 0 profile, 1 session summaries", "session 2 starts with session 1's summary")
+
+	// The same run gives the same output: the demo is deterministic offline.
+	var again bytes.Buffer
+	require.NoError(t, run(context.Background(), &again, quiet(), filepath.Join(t.TempDir(), "m.db"), false, noEnv))
+	assert.Equal(t, stripPath(got), stripPath(again.String()))
+}
+
+var minute = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d UTC`)
+
+// stripPath drops the line naming the temporary database file, and the
+// wall-clock dates of session summaries.
+func stripPath(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "memory: SQLite file") {
+			keep = append(keep, minute.ReplaceAllString(l, "DATE"))
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 func TestDemoRejectsBrokenModelConfig(t *testing.T) {
 	env := map[string]string{"AZURE_OPENAI_ENDPOINT": "https://example.openai.azure.com"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	err := run(context.Background(), io.Discard, slog.New(slog.NewTextHandler(io.Discard, nil)), false, lookup)
+	err := run(context.Background(), io.Discard, quiet(), filepath.Join(t.TempDir(), "m.db"), false, lookup)
 	require.Error(t, err, "a half-configured model must be reported, not replaced by the offline client")
 	assert.Contains(t, err.Error(), "AZURE_OPENAI")
 }
