@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
+	"os/exec"
 	"reflect"
 	"slices"
 	"strings"
@@ -356,13 +358,228 @@ func TestVectorDistanceOrder(t *testing.T) {
 	// Per-call distance functions: euclidean is a distance (smallest first),
 	// dot product a similarity.
 	got = query[scored](t, c, "u", "SELECT c.id, VectorDistance(c.vec, @q, false, {'distanceFunction': 'euclidean'}) AS s FROM c ORDER BY VectorDistance(c.vec, @q, false, {'distanceFunction': 'euclidean'})", map[string]any{"@q": q}, 0)
-	if g := fmt.Sprint(got); g != fmt.Sprint([]scored{{"exact", 0}, {"near", 0.1}, {"mid", 1}, {"far", math.Sqrt2}}) {
-		if len(got) != 4 || got[0].ID != "exact" || got[1].ID != "near" || got[2].ID != "mid" || got[3].ID != "far" || math.Abs(got[1].S-0.1) > 1e-6 {
-			t.Errorf("euclidean: %+v", got)
-		}
+	if len(got) != 4 || got[0].ID != "exact" || got[1].ID != "near" || got[2].ID != "mid" || got[3].ID != "far" ||
+		got[0].S != 0 || math.Abs(got[1].S-0.1) > 1e-6 || math.Abs(got[3].S-math.Sqrt2) > 1e-6 {
+		t.Errorf("euclidean: got %+v, want exact 0, near 0.1, mid 1, far 1.414", got)
 	}
 	got = query[scored](t, c, "u", "SELECT c.id, VectorDistance(c.vec, [2, 0, 0], true, {'distanceFunction': 'DotProduct'}) AS s FROM c ORDER BY VectorDistance(c.vec, [2, 0, 0], true, {'distanceFunction': 'DotProduct'})", nil, 0)
 	if len(got) != 4 || got[0].S != 2 || got[3].ID != "far" || got[3].S != 0 {
 		t.Errorf("dot product: %+v", got)
+	}
+}
+
+type textDoc struct {
+	ID       string `json:"id"`
+	UserID   string `json:"user_id"`
+	Text     string `json:"text"`
+	Metadata struct {
+		Entities []string `json:"entities"`
+	} `json:"metadata"`
+}
+
+func TestFullText(t *testing.T) {
+	c := newContainer(t, containerProps("interactions"))
+	docs := []textDoc{
+		{ID: "t1", UserID: "u", Text: "Retirement savings and bonds"},
+		{ID: "t2", UserID: "u", Text: "Bond funds for retirement planning; BONDS, bonds!"},
+		{ID: "t3", UserID: "u", Text: "Crypto speculation"},
+		{ID: "t4", UserID: "v", Text: "bonds bonds bonds planning"},
+	}
+	docs[2].Metadata.Entities = []string{"Vanguard", "Coinbase"}
+	for _, d := range docs {
+		b, _ := json.Marshal(d)
+		if _, err := c.UpsertItem(ctx(t), azcosmos.NewPartitionKeyString(d.UserID), b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		sql  string
+		want []string
+	}{
+		// Case-insensitive, stemmed word match (bond ~ bonds).
+		{"SELECT c.id FROM c WHERE FullTextContains(c.text, 'bond')", []string{"t1", "t2"}},
+		{"SELECT c.id FROM c WHERE FullTextContains(c.text, 'RETIREMENT')", []string{"t1", "t2"}},
+		{"SELECT c.id FROM c WHERE FullTextContains(c.text, 'bon')", nil},
+		{"SELECT c.id FROM c WHERE FullTextContainsAll(c.text, 'bonds', 'planning')", []string{"t2"}},
+		{"SELECT c.id FROM c WHERE FullTextContainsAny(c.text, 'crypto', 'planning')", []string{"t2", "t3"}},
+		{"SELECT c.id FROM c WHERE FullTextContains(c.metadata.entities, 'vanguard')", []string{"t3"}},
+		// BM25: more occurrences of the term rank first.
+		{"SELECT c.id FROM c WHERE FullTextContainsAny(c.text, 'bond', 'crypto') ORDER BY RANK FullTextScore(c.text, 'bond')", []string{"t2", "t1", "t3"}},
+		{"SELECT TOP 1 c.id FROM c ORDER BY RANK FullTextScore(c.text, 'speculation', 'crypto')", []string{"t3"}},
+		// The older array form of the terms.
+		{"SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, ['bond'])", []string{"t2", "t1"}},
+	} {
+		got := query[doc](t, c, "u", tc.sql, nil, 0)
+		wantIDs(t, tc.sql, got, tc.want...)
+	}
+	got := query[doc](t, c, "u", "SELECT c.id FROM c WHERE FullTextContains(c.text, @w) ORDER BY RANK FullTextScore(c.text, @w)", map[string]any{"@w": "bonds"}, 0)
+	wantIDs(t, "parameterised terms", got, "t2", "t1")
+}
+
+func TestInvalidQueriesAre400(t *testing.T) {
+	c := newContainer(t, containerProps("interactions"))
+	put(t, c, doc{ID: "a", UserID: "u", Text: "x", Vec: []float32{1, 0, 0}})
+	for _, sql := range []string{
+		"SELECT c.id, FullTextScore(c.text, 'x') AS s FROM c",    // only in ORDER BY RANK, as in Cosmos DB
+		"SELECT c.id FROM c ORDER BY FullTextScore(c.text, 'x')", // needs RANK
+		"SELECT c.id FROM c ORDER BY RRF(VectorDistance(c.vec, [1,0,0]), FullTextScore(c.text, 'x'))",
+		"SELECT c.id FROM c ORDER BY RANK c.id",
+		"SELECT c.id FROM c ORDER BY RANK RRF(c.id, FullTextScore(c.text, 'x'))",
+		"SELECT c.id FROM c OFFSET 1",
+		"SELECT c.id FROM c LIMIT 1",
+		"SELECT c.id FROM c WHERE c.text LIKE 'x%'", // LIKE is not supported by the test server
+	} {
+		_, err := tryQuery[doc](t, c, "u", sql, nil, 0)
+		if statusCode(err) != http.StatusBadRequest {
+			t.Errorf("%s: %v, want 400", sql, err)
+		}
+	}
+}
+
+// hybridDocs is a corpus whose fused order is computed by hand in
+// TestRRF. Query vector [1,0,0], term "bond".
+//
+//	id  cosine  vector rank  text (tokens)                        BM25 rank
+//	d1  1.0     1            stocks and shares (3)                -
+//	d2  0.8     2            bond bond fund (3)                   1 (tf 2)
+//	d3  0.0     4            bond etf (2)                         2
+//	d4  0.6     3            municipal bond ladder strategy notes 3 (dl 5)
+//
+// RRF (k=60): d1 1/61 = .016393; d2 1/62+1/61 = .032522;
+// d3 1/64+1/62 = .031754; d4 1/63+1/63 = .031746: d2 d3 d4 d1.
+// Weights [3,1] (vector, text): d1 .049180; d2 .064780; d3 .063004;
+// d4 .063492: d2 d4 d3 d1.
+var hybridDocs = []doc{
+	{ID: "d1", UserID: "u", Vec: []float32{1, 0, 0}, Text: "stocks and shares"},
+	{ID: "d2", UserID: "u", Vec: []float32{0.8, 0.6, 0}, Text: "bond bond fund"},
+	{ID: "d3", UserID: "u", Vec: []float32{0, 1, 0}, Text: "bond etf"},
+	{ID: "d4", UserID: "u", Vec: []float32{0.6, 0.8, 0}, Text: "municipal bond ladder strategy notes"},
+	// Another user's documents must change neither ranks nor statistics.
+	{ID: "d1", UserID: "v", Vec: []float32{0.9, 0.1, 0}, Text: "bond bond bond bond"},
+	{ID: "e1", UserID: "v", Vec: []float32{1, 0, 0}, Text: "etf etf etf"},
+}
+
+func TestRRF(t *testing.T) {
+	c := newContainer(t, containerProps("interactions"))
+	put(t, c, hybridDocs...)
+	params := map[string]any{"@q": []float32{1, 0, 0}, "@t": "bond"}
+	got := query[doc](t, c, "u", "SELECT TOP 10 c.id FROM c ORDER BY RANK RRF(VectorDistance(c.vec, @q), FullTextScore(c.text, @t))", params, 0)
+	wantIDs(t, "RRF", got, "d2", "d3", "d4", "d1")
+	got = query[doc](t, c, "u", "SELECT TOP 10 * FROM c ORDER BY RANK RRF(VectorDistance(c.vec, @q), FullTextScore(c.text, @t), [3, 1])", params, 0)
+	wantIDs(t, "weighted RRF", got, "d2", "d4", "d3", "d1")
+	if len(got) > 0 && got[0].Text != "bond bond fund" {
+		t.Errorf("SELECT * with RANK lost the document: %+v", got[0])
+	}
+	got = query[doc](t, c, "u", "SELECT TOP 2 c.id FROM c WHERE FullTextContains(c.text, @t) ORDER BY RANK RRF(VectorDistance(c.vec, @q), FullTextScore(c.text, @t))", params, 0)
+	wantIDs(t, "RRF with filter and TOP", got, "d2", "d3")
+	got = query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY RANK VectorDistance(c.vec, @q)", params, 0)
+	wantIDs(t, "RANK VectorDistance", got, "d1", "d2", "d4", "d3")
+}
+
+func TestOrderByExpression(t *testing.T) {
+	c := newContainer(t, containerProps("interactions"))
+	put(t, c,
+		doc{ID: "a", UserID: "u", N: 3, Text: "ccc"},
+		doc{ID: "b", UserID: "u", N: 1, Text: "a"},
+		doc{ID: "c", UserID: "u", N: 2, Text: "bb"},
+	)
+	wantIDs(t, "ORDER BY LENGTH", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY LENGTH(c.text) DESC", nil, 0), "a", "c", "b")
+	wantIDs(t, "ORDER BY arithmetic", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY c.n * -1", nil, 0), "a", "c", "b")
+	wantIDs(t, "ORDER BY field", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY c.n", nil, 0), "b", "c", "a")
+}
+
+func TestOffsetLimit(t *testing.T) {
+	c := newContainer(t, containerProps("interactions"))
+	for i := 1; i <= 6; i++ {
+		put(t, c, doc{ID: fmt.Sprintf("n%d", i), UserID: "u", N: i, Vec: []float32{1, float32(i), 0}})
+	}
+	wantIDs(t, "literal", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY c.n OFFSET 1 LIMIT 2", nil, 0), "n2", "n3")
+	wantIDs(t, "parameters", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY c.n DESC OFFSET @o LIMIT @l", map[string]any{"@o": 4, "@l": 10}, 0), "n2", "n1")
+	wantIDs(t, "past the end", query[doc](t, c, "u", "SELECT c.id FROM c OFFSET 10 LIMIT 2", nil, 0))
+	wantIDs(t, "vector", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY VectorDistance(c.vec, [1, 0, 0]) OFFSET 1 LIMIT 2", nil, 0), "n2", "n3")
+	wantIDs(t, "paged", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY c.n OFFSET 1 LIMIT 4", nil, 2), "n2", "n3", "n4", "n5")
+}
+
+func TestContinuationPaging(t *testing.T) {
+	c := newContainer(t, containerProps("interactions"))
+	var want []string
+	for i := 1; i <= 7; i++ {
+		put(t, c, doc{ID: fmt.Sprintf("p%d", i), UserID: "u", N: i, Vec: []float32{1, float32(i) / 2, 0}, Text: fmt.Sprintf("bond %d", i)})
+		want = append(want, fmt.Sprintf("p%d", i))
+	}
+	put(t, c, doc{ID: "p1", UserID: "other", N: 0, Vec: []float32{1, 0, 0}})
+
+	pager := c.NewQueryItemsPager("SELECT c.id FROM c ORDER BY c.n", azcosmos.NewPartitionKeyString("u"), &azcosmos.QueryOptions{PageSizeHint: 3})
+	var got []string
+	pages := 0
+	for pager.More() {
+		page, err := pager.NextPage(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, item := range page.Items {
+			var d doc
+			_ = json.Unmarshal(item, &d)
+			got = append(got, d.ID)
+		}
+	}
+	if pages != 3 || !slices.Equal(got, want) {
+		t.Errorf("ORDER BY c.n in pages of 3: %d pages, ids %v, want 3 pages of %v", pages, got, want)
+	}
+	wantIDs(t, "VectorDistance paged", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY VectorDistance(c.vec, [1, 0, 0])", nil, 2), want...)
+	all := query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY RANK RRF(VectorDistance(c.vec, [1, 0, 0]), FullTextScore(c.text, 'bond'))", nil, 0)
+	wantIDs(t, "RRF paged", query[doc](t, c, "u", "SELECT c.id FROM c ORDER BY RANK RRF(VectorDistance(c.vec, [1, 0, 0]), FullTextScore(c.text, 'bond'))", nil, 2), ids(all)...)
+	if len(all) != 7 {
+		t.Errorf("RRF returned %d rows, want 7", len(all))
+	}
+}
+
+// TestSkipUnlessCI runs this test binary again with the server directory
+// pointing at an empty directory: without CI the test skips with the
+// install hint, with CI=true it fails.
+func TestSkipUnlessCI(t *testing.T) {
+	if os.Getenv("COSMOSTEST_CHILD") == "1" {
+		cosmostest.Endpoint(t)
+		t.Log("server started")
+		return
+	}
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		ci       string
+		wantFail bool
+		want     string
+	}{
+		{"", false, "--- SKIP: TestSkipUnlessCI"},
+		{"false", false, "--- SKIP: TestSkipUnlessCI"},
+		{"true", true, "--- FAIL: TestSkipUnlessCI"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSkipUnlessCI$", "-test.v")
+		cmd.Env = append(os.Environ(), "COSMOSTEST_CHILD=1", "COSMOSTEST_SERVER_DIR="+empty, "CI="+tc.ci)
+		out, err := cmd.CombinedOutput()
+		if failed := err != nil; failed != tc.wantFail {
+			t.Errorf("CI=%q: exit error %v, want failure %v\n%s", tc.ci, err, tc.wantFail, out)
+		}
+		if !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), cosmostest.InstallHint) {
+			t.Errorf("CI=%q: output lacks %q and the install hint:\n%s", tc.ci, tc.want, out)
+		}
+	}
+}
+
+// TestVectorDistanceFollowsContainerPolicy: without an options argument the
+// distance function is the container's vector policy for that path.
+func TestVectorDistanceFollowsContainerPolicy(t *testing.T) {
+	props := containerProps("euclid")
+	props.VectorEmbeddingPolicy.VectorEmbeddings[0].DistanceFunction = azcosmos.VectorDistanceFunctionEuclidean
+	c := newContainer(t, props)
+	put(t, c,
+		doc{ID: "far", UserID: "u", Vec: []float32{3, 4, 0}},
+		doc{ID: "near", UserID: "u", Vec: []float32{0, 1, 0}},
+		doc{ID: "same", UserID: "u", Vec: []float32{0, 0, 0}},
+	)
+	got := query[scored](t, c, "u", "SELECT c.id, VectorDistance(c.vec, @q) AS s FROM c ORDER BY VectorDistance(c.vec, @q)", map[string]any{"@q": []float32{0, 0, 0}}, 0)
+	want := []scored{{"same", 0}, {"near", 1}, {"far", 5}}
+	if !slices.Equal(got, want) {
+		t.Errorf("euclidean policy: got %+v, want %+v", got, want)
 	}
 }

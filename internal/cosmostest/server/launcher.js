@@ -9,6 +9,9 @@
 //   node launcher.js [--port N]          (or COSMOSTEST_PORT; 0 = a free port)
 //                    [--exit-on-stdin-close]
 //
+// COSMOSTEST_LOG=1 logs each request (method, path, partition key, status)
+// to stderr.
+//
 // Once every patch has passed the self-check, one line is printed on stdout:
 //
 //   LISTENING http://127.0.0.1:PORT
@@ -503,10 +506,14 @@ function fuse(rows, key) {
   for (let j = 0; j < n; j += 1) {
     const scores = rows.map(r => r[OB][key].keys[j]);
     const ranked = scores.filter(s => typeof s === "number" && !Number.isNaN(s)).sort((a, b) => b - a);
+    // Competition ranking: 1 + the number of strictly better scores.
+    const rankOf = new Map();
+    ranked.forEach((s, i) => {
+      if (!rankOf.has(s)) rankOf.set(s, i + 1);
+    });
     scores.forEach((s, i) => {
-      if (typeof s !== "number" || Number.isNaN(s)) return;
-      const rank = 1 + ranked.findIndex(x => x === s);
-      fused[i] = (fused[i] || 0) + weights[j] / (RRF_K + rank);
+      if (!rankOf.has(s)) return;
+      fused[i] = (fused[i] || 0) + weights[j] / (RRF_K + rankOf.get(s));
     });
   }
   rows.forEach((r, i) => {
@@ -628,14 +635,24 @@ function itemExists(account, req, { dbId, collId, docId }) {
   return samePartition(docs._getPartition(doc), key);
 }
 
+// COSMOSTEST_LOG=1 logs every routed request and its status to stderr.
+const logRequests = /^(1|true)$/i.test(process.env.COSMOSTEST_LOG || "");
+
 function wrapHandler(handler) {
   return async (account, req, res, params) => {
+    if (logRequests) {
+      const pk = req.headers["x-ms-documentdb-partitionkey"];
+      res.once("finish", () => process.stderr.write(`cosmostest: ${req.method} ${req.url}${pk ? ` pk=${pk}` : ""} -> ${res.statusCode}\n`));
+    }
     if (ITEM_HANDLERS.has(handler) && !itemExists(account, req, params)) {
       res.statusCode = 404;
       return { ...NOT_FOUND };
     }
     let body;
     if (handler === queryDocuments) {
+      // A query under a partition key is served from that partition, so the
+      // stock check that the WHERE clause names the key does not apply.
+      if (headerPartitionKey(req) !== undefined) req.headers["x-ms-documentdb-query-enablecrosspartition"] = "true";
       body = await requestScope.run({ partitionKey: headerPartitionKey(req) }, () => handler(account, req, res, params));
     } else {
       body = await handler(account, req, res, params);
@@ -677,19 +694,27 @@ function installPatches() {
   check("not-found", [queryDocuments, readDocument, replaceDocument, deleteDocument, patchDocument, readMeta].every(h => typeof h === "function"), "a handler module is missing");
   check("http-endpoints", typeof cosmosServer.createHttpServer === "function", "createHttpServer missing");
 
-  installFunctions();
-  cosmosQuery.default = patchedFactory;
-  helpers.sort = patchedSort;
-  helpers.paginate = patchedPaginate;
-  Items.prototype.query = patchedItemsQuery;
-  routes.default = patchedRouter;
-  [
-    ["query-syntax", () => cosmosQuery.default === patchedFactory],
-    ["order-by", () => helpers.sort === patchedSort],
-    ["offset-limit", () => helpers.paginate === patchedPaginate],
-    ["partition-scope", () => Items.prototype.query === patchedItemsQuery],
-    ["not-found", () => routes.default === patchedRouter]
-  ].forEach(([patch, ok]) => check(patch, ok(), "the module property is not writable"));
+  // Assign a wrapper and read it back: a frozen or getter-only export
+  // (e.g. after a move to ES modules) fails here, naming the patch.
+  const install = (patch, obj, prop, value) => {
+    try {
+      // eslint-disable-next-line no-param-reassign
+      obj[prop] = value;
+    } catch (err) {
+      throw new Error(`patch ${patch}: cannot replace ${prop}: ${err.message}`);
+    }
+    check(patch, obj[prop] === value, `${prop} is not writable`);
+  };
+  try {
+    installFunctions();
+  } catch (err) {
+    throw new Error(`patch functions: ${err.message}`);
+  }
+  install("query-syntax", cosmosQuery, "default", patchedFactory);
+  install("order-by", helpers, "sort", patchedSort);
+  install("offset-limit", helpers, "paginate", patchedPaginate);
+  install("partition-scope", Items.prototype, "query", patchedItemsQuery);
+  install("not-found", routes, "default", patchedRouter);
 }
 
 function parseArgs(argv) {
