@@ -22,7 +22,8 @@
 // Environment: COSMOSTEST_NODE names the node binary (default: node on
 // PATH); COSMOSTEST_SERVER_DIR the launcher directory (default:
 // internal/cosmostest/server under the module root, found by walking up from
-// the working directory to go.mod).
+// the working directory to go.mod); COSMOSTEST_LOG=1 makes the launcher log
+// every request (method, path, partition key, status) to stderr.
 package cosmostest
 
 import (

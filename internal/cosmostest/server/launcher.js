@@ -395,11 +395,11 @@ function rewriteOrderBy(ast, alias, rank) {
     if (rank) throw new QuerySyntaxError("RANK must follow ORDER BY");
     return;
   }
-  if (!alias) throw new QuerySyntaxError("ORDER BY on an expression needs a FROM clause with an alias");
   const props = [];
   orderBy.expressions.forEach((item, i) => {
     const e = item.expression;
     if (!rank && e.type === "scalar_member_expression") return;
+    if (!alias) throw new QuerySyntaxError("ORDER BY on an expression needs FROM <container> [alias]");
     let key = `k${i}`;
     let value;
     let order = item.order;
