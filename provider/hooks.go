@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,4 +154,26 @@ func turnOf(ic *agent.InvokedContext, now time.Time) store.Turn {
 		t.Metadata["error"] = ic.Err.Error()
 	}
 	return t
+}
+
+// Record stores msgs as one turn of the memory session of sess, without a
+// model run: for importing an existing conversation, or for turns an
+// application handles itself. Messages with role user or assistant are
+// kept (Name is kept as the speaker); their CreatedAt, when set, dates the
+// turn. Like Invoked, it returns once the turn is durable and queues any
+// pruning.
+func (p *MemoryProvider) Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error {
+	if len(msgs) == 0 {
+		return fmt.Errorf("provider: record: no messages")
+	}
+	msgs = slices.Clone(msgs)
+	for i, m := range msgs {
+		if m.Role != agent.RoleUser && m.Role != agent.RoleAssistant {
+			return fmt.Errorf("provider: record: message %d: role %q, want user or assistant", i, m.Role)
+		}
+		if m.ID == "" {
+			msgs[i].ID = agent.NewID()
+		}
+	}
+	return p.Invoked(ctx, &agent.InvokedContext{Session: sess, Request: msgs})
 }

@@ -268,3 +268,29 @@ func TestConfigValidation(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+func TestRecordImportsAConversation(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.K = 2 })
+	sess, err := agent.NewSession("import-1", "u1")
+	require.NoError(t, err)
+	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	lines := []struct{ who, text string }{{"Caroline", "I went to a support group yesterday."}, {"Melanie", "That sounds lovely!"}, {"Caroline", "I also started painting."}}
+	for i, l := range lines {
+		role := agent.RoleUser
+		if l.who == "Melanie" {
+			role = agent.RoleAssistant
+		}
+		require.NoError(t, s.mem.Record(ctx, sess, agent.Message{ID: fmt.Sprintf("D1:%d", i+1), Role: role, Name: l.who, Text: l.text, CreatedAt: day}))
+	}
+	require.NoError(t, s.mem.Flush(ctx))
+	docs, err := s.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: "import-1"})
+	require.NoError(t, err)
+	require.Len(t, docs, 1)
+	assert.Equal(t, []string{"D1:1", "D1:2"}, docs[0].TurnIDs)
+	assert.Equal(t, "Caroline: I went to a support group yesterday.\nMelanie: That sounds lovely!", docs[0].Content)
+	assert.True(t, docs[0].Timestamp.Equal(day), "the turn keeps the conversation's date")
+
+	assert.Error(t, s.mem.Record(ctx, sess), "no messages")
+	assert.Error(t, s.mem.Record(ctx, sess, agent.SystemText("x")), "only user and assistant turns")
+}
