@@ -1,0 +1,151 @@
+// Package retrieval is contextual fact retrieval: it finds what memory holds
+// about a user for a query, across interactions, insights and session
+// summaries.
+//
+// Two modes answer a query:
+//
+//   - Direct: the three searches (each a hybrid of vector and full-text
+//     legs in the store) fused by Reciprocal Rank Fusion, thresholded and
+//     formatted with citations. No model is involved; it is the default
+//     when no model is configured and the fast path when one is.
+//   - Mini-agent: a small agent on Config.Mini with three search tools
+//     (search_interactions, search_insights, search_session_summaries)
+//     decides what to search, may search several times, and writes a
+//     compact answer citing each fact's document id and date.
+//
+// Every search is scoped to one user, fixed when the tool or call is made:
+// no argument a model supplies can name another user.
+package retrieval
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultTopK          = 5
+	DefaultMinSimilarity = 0.75
+	DefaultTimeout       = 2 * time.Second
+	DefaultMaxRounds     = 3
+	// DefaultCandidates is how many documents each kind's search returns
+	// before fusion.
+	DefaultCandidates = 20
+)
+
+// Config configures a Retriever. Embedder is required; every other zero
+// field takes its documented default.
+type Config struct {
+	// Embedder embeds queries; it must be the one that embedded the stored
+	// documents.
+	Embedder embed.Embedder
+	// Mini runs the mini-agent; nil means direct mode only.
+	Mini agent.ChatClient
+	// Prompts overrides the prompt set; nil means prompts.Default().
+	Prompts *prompts.Set
+	// TopK is the number of memories returned; zero means DefaultTopK (5).
+	TopK int
+	// MinSimilarity drops vector matches below this cosine similarity; zero
+	// means DefaultMinSimilarity (0.75); negative means no threshold.
+	// Full-text matches are kept whatever their similarity.
+	MinSimilarity float64
+	// Candidates is each kind's search depth before fusion; zero means
+	// DefaultCandidates.
+	Candidates int
+	// Timeout bounds one retrieval; zero means DefaultTimeout (2 s). A
+	// retrieval that times out answers that no memory is available.
+	Timeout time.Duration
+	// MaxRounds bounds the mini-agent's tool rounds; zero means
+	// DefaultMaxRounds.
+	MaxRounds int
+	// Logger receives failures; nil means slog.Default().
+	Logger *slog.Logger
+	// Now resolves relative dates; nil means time.Now.
+	Now func() time.Time
+}
+
+// Retriever searches one store. It is safe for concurrent use.
+type Retriever struct {
+	st  store.Store
+	cfg Config
+}
+
+// New returns a retriever on st.
+func New(st store.Store, cfg Config) (*Retriever, error) {
+	switch {
+	case st == nil:
+		return nil, errors.New("retrieval: nil store")
+	case cfg.Embedder == nil:
+		return nil, errors.New("retrieval: Config.Embedder is required")
+	case cfg.TopK < 0 || cfg.TopK > store.MaxTopK:
+		return nil, fmt.Errorf("retrieval: Config.TopK %d outside [0, %d]", cfg.TopK, store.MaxTopK)
+	case cfg.MinSimilarity > 1:
+		return nil, fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", cfg.MinSimilarity)
+	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.MaxRounds < 0:
+		return nil, errors.New("retrieval: negative Candidates, Timeout or MaxRounds, or Candidates above store.MaxTopK")
+	}
+	if cfg.Prompts == nil {
+		cfg.Prompts = prompts.Default()
+	}
+	if cfg.TopK == 0 {
+		cfg.TopK = DefaultTopK
+	}
+	if cfg.MinSimilarity == 0 {
+		cfg.MinSimilarity = DefaultMinSimilarity
+	}
+	if cfg.Candidates == 0 {
+		cfg.Candidates = DefaultCandidates
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRounds == 0 {
+		cfg.MaxRounds = DefaultMaxRounds
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Retriever{st: st, cfg: cfg}, nil
+}
+
+// Config returns the configuration with defaults applied.
+func (r *Retriever) Config() Config { return r.cfg }
+
+// Memory is one retrieved document.
+type Memory struct {
+	Kind store.Kind
+	ID   string
+	// SessionID is the session the document comes from (empty for the
+	// long-term profile).
+	SessionID string
+	// Time dates the document: an interaction's timestamp, an insight's
+	// creation, a session's start.
+	Time time.Time
+	// Text is what the document says: an interaction's content, an
+	// insight's text, a session's summary.
+	Text string
+	// Summary is an interaction's summary, if any.
+	Summary string
+	// TurnIDs are the ids of the messages an interaction holds.
+	TurnIDs []string
+	// Score is the fused score (higher is better).
+	Score float64
+}
+
+// minSim is the store-level threshold for the configured similarity.
+func (r *Retriever) minSim() float64 {
+	if r.cfg.MinSimilarity < 0 {
+		return -1
+	}
+	return r.cfg.MinSimilarity
+}
