@@ -235,3 +235,14 @@ func TestConformanceRecorded(t *testing.T) {
 	}
 	assert.Empty(t, rec.noPK, "document requests without a partition key")
 }
+
+// TestAutoStaysNativeOnServer: where the server runs FullTextContainsAny,
+// FullTextAuto keeps using it.
+func TestAutoStaysNativeOnServer(t *testing.T) {
+	s := openLauncher(t, nil)
+	require.NoError(t, s.PutInsight(t.Context(), "alice", &store.Insight{ID: "n1", InsightType: store.InsightSession, InsightText: "Prefers index funds"}))
+	hits, err := s.SearchInsights(t.Context(), "alice", store.SearchRequest{Text: "FUNDS!"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n1"}, hitIDsOf(hits))
+	assert.True(t, s.NativeFullText())
+}
