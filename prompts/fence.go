@@ -12,11 +12,16 @@ const (
 	BlockNewTurns        = "new_turns"        // cumulative_summary: the messages to fold in
 	BlockSummarySoFar    = "summary_so_far"   // session_summary: the running summary
 	BlockLastTurns       = "last_turns"       // session_summary: the final messages
+	BlockRequest         = "request"          // fact_retrieval: what the main agent asked for
+	BlockMemories        = "memories"         // fact_retrieval tool results: retrieved documents
+	BlockRecentTurns     = "recent_turns"     // query_rewrite: the conversation so far
+	BlockQuestion        = "question"         // query_rewrite: the message to make standalone
 )
 
 // blockNames lists every block name; Fence neutralises all of them, so data
 // fenced in one block cannot open or close another either.
-var blockNames = []string{BlockConversation, BlockPreviousSummary, BlockNewTurns, BlockSummarySoFar, BlockLastTurns}
+var blockNames = []string{BlockConversation, BlockPreviousSummary, BlockNewTurns, BlockSummarySoFar, BlockLastTurns,
+	BlockRequest, BlockMemories, BlockRecentTurns, BlockQuestion}
 
 // tagRE matches anything that reads as an opening or closing tag of a block:
 // "<conversation>", "</conversation>", "< / CONVERSATION >"…

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentmemory/agentmemory/agent"
@@ -28,6 +29,8 @@ const (
 	NameInteractionMetadata = "interaction_metadata"
 	NameCumulativeSummary   = "cumulative_summary"
 	NameSessionSummary      = "session_summary"
+	NameFactRetrieval       = "fact_retrieval"
+	NameQueryRewrite        = "query_rewrite"
 )
 
 // Limits the prompts ask for and the parsers enforce.
@@ -72,7 +75,17 @@ var specs = map[string]spec{
 		json:   true,
 		sample: func() any { return sessionData("The user asked about saving.", sampleTurns) },
 	},
+	NameFactRetrieval: {
+		blocks: []string{BlockRequest},
+		sample: func() any { return retrievalData("What does the user save each month?", sampleToday) },
+	},
+	NameQueryRewrite: {
+		blocks: []string{BlockRecentTurns, BlockQuestion},
+		sample: func() any { return rewriteData(sampleTurns, "And what about later?") },
+	},
 }
+
+var sampleToday = time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 
 var sampleTurns = []Turn{{Role: "user", Text: "How much should I save?"}, {Role: "assistant", Text: "Start with 10%."}}
 
@@ -447,4 +460,80 @@ func CumulativeSummary(previous string, turns []Turn) (Rendered, error) {
 // SessionSummary renders the embedded session_summary prompt.
 func SessionSummary(cumulative string, last []Turn) (Rendered, error) {
 	return Default().SessionSummary(cumulative, last)
+}
+
+// MaxQueryRunes bounds a rewritten query.
+const MaxQueryRunes = 500
+
+// RetrievalData is what the fact_retrieval template sees.
+type RetrievalData struct {
+	// Request is the <request> block: what the main agent asked memory for.
+	Request string
+	// Today is the current date, for resolving relative dates.
+	Today string
+}
+
+func retrievalData(request string, today time.Time) RetrievalData {
+	return RetrievalData{Request: Fence(BlockRequest, request), Today: today.UTC().Format("Monday 2 January 2006")}
+}
+
+// FactRetrieval renders the system and user messages of the retrieval
+// mini-agent for one request; the agent's search tools are offered with it
+// and their results come back fenced in <memories> blocks (see
+// FenceMemories). The answer is plain text citing document ids and dates.
+func (s *Set) FactRetrieval(request string, today time.Time) (Rendered, error) {
+	if strings.TrimSpace(request) == "" {
+		return Rendered{}, errors.New("prompts: fact_retrieval: empty request")
+	}
+	return s.render(NameFactRetrieval, retrievalData(request, today))
+}
+
+// FenceMemories fences a search tool's result text as a <memories> block,
+// so that retrieved text reaches the mini-agent as data.
+func FenceMemories(text string) string { return Fence(BlockMemories, text) }
+
+// RewriteData is what the query_rewrite template sees.
+type RewriteData struct {
+	// RecentTurns is the <recent_turns> block.
+	RecentTurns string
+	// Question is the <question> block.
+	Question string
+}
+
+func rewriteData(recent []Turn, question string) RewriteData {
+	return RewriteData{RecentTurns: Fence(BlockRecentTurns, FormatTurns(recent)), Question: Fence(BlockQuestion, question)}
+}
+
+// QueryRewrite renders the prompt that turns a follow-up message into a
+// standalone search query using the recent conversation. Its answer parses
+// with ParseQuery.
+func (s *Set) QueryRewrite(recent []Turn, question string) (Rendered, error) {
+	if strings.TrimSpace(question) == "" {
+		return Rendered{}, errors.New("prompts: query_rewrite: empty question")
+	}
+	return s.render(NameQueryRewrite, rewriteData(recent, question))
+}
+
+// ParseQuery reads the model's answer to the query_rewrite prompt: plain
+// text, cleaned like ParseCumulativeSummary and cut to MaxQueryRunes. It
+// fails, wrapping ErrUnusable, when no text is left.
+func ParseQuery(out []byte) (string, error) {
+	q, err := ParseCumulativeSummary(out)
+	if err != nil {
+		return "", fmt.Errorf("query rewrite: %w", err)
+	}
+	if r := []rune(q); len(r) > MaxQueryRunes {
+		q = string(r[:MaxQueryRunes])
+	}
+	return q, nil
+}
+
+// FactRetrieval renders the fact_retrieval prompt of the default set.
+func FactRetrieval(request string, today time.Time) (Rendered, error) {
+	return Default().FactRetrieval(request, today)
+}
+
+// QueryRewrite renders the query_rewrite prompt of the default set.
+func QueryRewrite(recent []Turn, question string) (Rendered, error) {
+	return Default().QueryRewrite(recent, question)
 }

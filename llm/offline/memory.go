@@ -31,6 +31,8 @@ func memoryHandlers() map[string]Handler {
 		prompts.NameInteractionMetadata: handleInteractionMetadata,
 		prompts.NameCumulativeSummary:   handleCumulativeSummary,
 		prompts.NameSessionSummary:      handleSessionSummary,
+		prompts.NameFactRetrieval:       handleFactRetrieval,
+		prompts.NameQueryRewrite:        handleQueryRewrite,
 	}
 }
 

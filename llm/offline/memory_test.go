@@ -324,3 +324,16 @@ func TestMemoryHandlersSkipTheClientsOwnAnswers(t *testing.T) {
 		t.Errorf("summary lost the user's facts: %q", out)
 	}
 }
+
+func TestQueryRewriteHandler(t *testing.T) {
+	c := newClient(t, Config{})
+	r, err := prompts.QueryRewrite(rolloverTalk, "And when will that happen?")
+	out := run(t, c, r, err)
+	q, err := prompts.ParseQuery([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(q, "And when will that happen?") || !strings.Contains(q, "rollover") {
+		t.Errorf("rewrite %q lacks the question or the subject from context", q)
+	}
+}
