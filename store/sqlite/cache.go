@@ -47,13 +47,24 @@ func (r *vecRow) setVectors(vs ...[]float32) {
 	}
 }
 
-// vecSet holds one user's rows of one kind, as of generation gen.
+// vecSet holds one user's searchable rows of one kind, as of generation
+// gen: their vectors and filter columns, and (text, when built) their
+// full-text index.
 type vecSet struct {
 	mu    sync.RWMutex
 	gen   int64
 	rows  []vecRow
 	pos   map[string]int // id → index in rows
-	bytes int64
+	bytes int64          // of rows
+	text  *textIndex
+}
+
+// size is the set's approximate memory in bytes.
+func (s *vecSet) size() int64 {
+	if s.text != nil {
+		return s.bytes + s.text.bytes
+	}
+	return s.bytes
 }
 
 func newVecSet(gen int64, n int) *vecSet {
@@ -129,7 +140,8 @@ func (c *vecCache) get(k cacheKey) *vecSet {
 // put caches a freshly loaded set (not yet shared), replacing any other set
 // for k, unless it is larger than the budget.
 func (c *vecCache) put(k cacheKey, s *vecSet) {
-	if c.max <= 0 || s.bytes > c.max {
+	bytes := s.size()
+	if c.max <= 0 || bytes > c.max {
 		return
 	}
 	c.mu.Lock()
@@ -137,15 +149,36 @@ func (c *vecCache) put(k cacheKey, s *vecSet) {
 	if e, ok := c.m[k]; ok {
 		c.removeLocked(e)
 	}
-	c.m[k] = c.lru.PushFront(&cacheEntry{key: k, set: s, bytes: s.bytes})
-	c.total += s.bytes
+	c.m[k] = c.lru.PushFront(&cacheEntry{key: k, set: s, bytes: bytes})
+	c.total += bytes
 	c.evictLocked()
+}
+
+// staleGen marks a set that must not be used again: generations are
+// non-negative (newGen, or 0 for none).
+const staleGen = -1
+
+// hasText reports whether a set with a text index is cached for k: a
+// write then tokenizes what it writes, for apply.
+func (c *vecCache) hasText(k cacheKey) bool {
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	s := e.Value.(*cacheEntry).set
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.text != nil
 }
 
 // apply brings the cached set of k from generation old to gen by applying
 // changes, the committed work of one write transaction. A set at another
 // generation than old missed a write (another process's, or a load racing
-// this write) and is dropped, to be reloaded by the next search.
+// this write) and is dropped, to be reloaded by the next search; so is a
+// set whose text index cannot take the changes (an upsert without its
+// tokens) or has too many dead slots.
 func (c *vecCache) apply(k cacheKey, old, gen int64, changes []change) {
 	c.mu.Lock()
 	e, ok := c.m[k]
@@ -161,13 +194,30 @@ func (c *vecCache) apply(k cacheKey, old, gen int64, changes []change) {
 		for _, ch := range changes {
 			if ch.upsert != nil {
 				s.put(*ch.upsert)
+				if s.text != nil {
+					if ch.terms == nil {
+						stale = true
+					} else {
+						s.text.put(*ch.upsert, ch.terms)
+					}
+				}
 			} else {
 				s.remove(ch.remove)
+				if s.text != nil {
+					s.text.remove(ch.remove)
+				}
 			}
 		}
-		s.gen = gen
+		if s.text != nil && s.text.tooSparse() {
+			stale = true
+		}
+		if stale {
+			s.gen = staleGen
+		} else {
+			s.gen = gen
+		}
 	}
-	bytes, cur := s.bytes, s.gen
+	bytes, cur := s.size(), s.gen
 	s.mu.Unlock()
 
 	c.mu.Lock()

@@ -23,13 +23,26 @@
 // users together: they shape a user's scores but never which documents a
 // user can get back.
 //
+// FTS5 stays the engine of record for full text, but a search does not
+// ask it to score every matching row (bm25() costs about a microsecond a
+// row, and a common query word matches a good part of a user's rows): the
+// user's cached set (below) also holds an inverted index of the user's
+// documents, with each token's occurrences per document and each
+// document's token count, and the text leg computes bm25()'s formula over
+// it, with the table-wide row count, average length and per-word document
+// counts read from FTS5 at each search. Tokens come from FTS5 itself: rows
+// and query words go through a temporary FTS5 table with the same
+// tokenizer and are read back with fts5vocab, so there is no second
+// tokenizer to drift. The ranking and scores are those of the SQL query
+// (TestTextIndexMatchesFTS5 compares them), which still runs when the
+// cache is disabled or a query word is more than one token.
+//
 // Each leg contributes its best max(TopK, 100) candidates to Reciprocal
 // Rank Fusion, which is therefore exactly the fusion of complete legs
 // whenever no leg has more than that many candidates.
 //
-// Vectors are ranked in Go with store.VectorRanker over a per-user,
-// per-kind in-memory cache of ids, vectors, norms and the filter columns,
-// bounded by an LRU over total bytes (Config.VectorCacheBytes). A random
+// Vectors are ranked in Go over a per-user, per-kind in-memory cache of
+// ids, vectors, norms, the filter columns and the text index, bounded by an LRU over total bytes (Config.VectorCacheBytes). A random
 // generation number per user and kind, written in the same transaction as
 // every change, tells a search whether its cached set is current; this
 // process's writes update the cached set in place, and a write by another

@@ -14,11 +14,13 @@ const maxQueryTokens = 64
 // maxQueryTokens dropped. Nothing else survives, so no input can be a syntax
 // error or reach an FTS5 operator, column filter or prefix query. It
 // returns "" when the text has no word.
-func sanitise(text string) string {
+func sanitise(text string) string { return matchExpr(queryWords(text)) }
+
+// queryWords returns the words of sanitise's MATCH expression, in order.
+func queryWords(text string) []string {
 	var (
-		b    strings.Builder
-		seen = make(map[string]bool)
-		n    int
+		words []string
+		seen  = make(map[string]bool)
 	)
 	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
 	for tok := range strings.FieldsFuncSeq(text, func(r rune) bool { return !word(r) }) {
@@ -27,16 +29,25 @@ func sanitise(text string) string {
 			continue
 		}
 		seen[key] = true
-		if n > 0 {
-			b.WriteString(" OR ")
-		}
-		// tok holds no '"' (not a word character), so it needs no escaping.
-		b.WriteByte('"')
-		b.WriteString(tok)
-		b.WriteByte('"')
-		if n++; n == maxQueryTokens {
+		words = append(words, tok)
+		if len(words) == maxQueryTokens {
 			break
 		}
+	}
+	return words
+}
+
+// matchExpr quotes words and ORs them.
+func matchExpr(words []string) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		// w holds no '"' (not a word character), so it needs no escaping.
+		b.WriteByte('"')
+		b.WriteString(w)
+		b.WriteByte('"')
 	}
 	return b.String()
 }

@@ -49,9 +49,9 @@ func upsertInsight(ctx context.Context, tx *sql.Tx, userID string, d *store.Insi
 }
 
 // insightChange is the cache's view of a written insight: superseded
-// insights and insights without a vector are not in the cache.
+// insights are not in the cache.
 func insightChange(d *store.Insight) change {
-	if d.Superseded() || len(d.InsightVector) == 0 {
+	if d.Superseded() {
 		return change{kind: store.KindInsight, remove: d.ID}
 	}
 	r := &vecRow{id: d.ID, sessions: slices.Clone(d.SessionIDs), t: timeKey(d.CreatedAt),

@@ -65,9 +65,6 @@ func (s *Store) putInteractions(ctx context.Context, userID string, docs []*stor
 // interactionChange is the cache's view of a written interaction; the
 // vectors are copied, as the caller keeps doc.
 func interactionChange(d *store.Interaction) change {
-	if len(d.ContentVector) == 0 && len(d.SummaryVector) == 0 {
-		return change{kind: store.KindInteraction, remove: d.ID}
-	}
 	r := &vecRow{id: d.ID, session: d.SessionID, t: timeKey(d.Timestamp)}
 	r.setVectors(slices.Clone(d.ContentVector), slices.Clone(d.SummaryVector))
 	return change{kind: store.KindInteraction, upsert: r}

@@ -87,7 +87,8 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 		return nil, err
 	}
 	sp, _ := specOf(kind)
-	match := sanitise(q.Text)
+	words := queryWords(q.Text)
+	match := matchExpr(words)
 	if match == "" && len(q.Vector) == 0 {
 		return nil, nil // only punctuation: nothing can match
 	}
@@ -104,16 +105,24 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	depth := max(q.TopK, legDepth)
 	var hits []store.Hit[T]
 	err = s.read(ctx, "search "+string(kind), func(tx *sql.Tx) error {
-		// The vector legs rank in memory on another goroutine while SQLite
-		// runs the text leg: a hybrid search then takes about as long as
-		// its slower leg when a second core is free.
+		// The user's cached set serves the vector legs and, through its
+		// text index, the text leg; without a cache the text leg runs in
+		// SQL.
+		var set *vecSet
+		if len(q.Vector) > 0 || (match != "" && s.cache.max > 0) {
+			var release func()
+			var err error
+			if set, release, err = s.vectorSet(ctx, tx, userID, sp); err != nil {
+				return err
+			}
+			defer release()
+		}
+		// The vector legs rank in memory on another goroutine while this
+		// one runs the text leg: a hybrid search then takes about as long
+		// as its slower leg when a second core is free.
 		var legs [][]store.Scored
 		var vecDone chan struct{}
 		if len(q.Vector) > 0 {
-			set, release, err := s.vectorSet(ctx, tx, userID, sp)
-			if err != nil {
-				return err
-			}
 			slots := make([]int, len(q.VectorFields))
 			for i, field := range q.VectorFields {
 				slots[i] = slices.Index(sp.fields, field) // validated: always found
@@ -121,14 +130,19 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 			vecDone = make(chan struct{})
 			go func() {
 				defer close(vecDone)
-				defer release()
 				legs = set.rank(&f, slots, q.Vector, depth, q.MinSimilarity)
 			}()
 		}
 		var text []store.Scored
 		var textErr error
 		if match != "" {
-			text, textErr = textLeg(ctx, tx, userID, sp, &f, match, depth)
+			done := false
+			if set != nil && set.text != nil {
+				text, done, textErr = s.textLegIndex(ctx, tx, set.text, sp, &f, words, depth)
+			}
+			if !done && textErr == nil {
+				text, textErr = textLeg(ctx, tx, userID, sp, &f, match, depth)
+			}
 		}
 		if vecDone != nil {
 			<-vecDone
@@ -182,7 +196,7 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 		}
 		set.mu.RUnlock()
 	}
-	if set, err = loadSet(ctx, tx, userID, sp, gen); err != nil {
+	if set, err = loadSet(ctx, tx, userID, sp, gen, s.cache.max > 0); err != nil {
 		return nil, nil, err
 	}
 	s.cache.put(key, set)
@@ -194,65 +208,86 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 	return set, set.mu.RUnlock, nil
 }
 
-// loadSet reads a user's vectors of one kind, with the columns the filters
-// need, as of the transaction's snapshot (generation gen).
-func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64) (*vecSet, error) {
+// loadSet reads a user's searchable rows of one kind (every row but
+// superseded insights), their vectors and the columns the filters need, as
+// of the transaction's snapshot (generation gen), and with withText their
+// full-text index.
+func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText bool) (*vecSet, error) {
 	var query string
 	switch sp.kind {
 	case store.KindInteraction:
-		query = `SELECT id, session_id, ts, content_vector, summary_vector FROM interactions
-WHERE user_id = ? AND (content_vector IS NOT NULL OR summary_vector IS NOT NULL)`
+		query = `SELECT rid, id, session_id, ts, content_vector, summary_vector FROM interactions
+WHERE user_id = ?`
 	case store.KindInsight:
-		query = `SELECT id, doc -> '$.session_ids', created_at, insight_type, category, insight_vector FROM insights
-WHERE user_id = ? AND superseded = 0 AND insight_vector IS NOT NULL`
+		query = `SELECT rid, id, doc -> '$.session_ids', created_at, insight_type, category, insight_vector FROM insights
+WHERE user_id = ? AND superseded = 0`
 	case store.KindSessionSummary:
-		query = `SELECT id, start_time, summary_vector FROM session_summaries
-WHERE user_id = ? AND summary_vector IS NOT NULL`
+		query = `SELECT rid, id, start_time, summary_vector FROM session_summaries
+WHERE user_id = ?`
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sp.table+` WHERE user_id = ?`, userID).Scan(&n); err != nil {
 		return nil, err
 	}
 	set := newVecSet(gen, n)
-	rows, err := tx.QueryContext(ctx, query, userID)
-	if err != nil {
+	rids := make([]int64, 0, n)
+	if err := func() error {
+		rows, err := tx.QueryContext(ctx, query, userID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r vecRow
+			var rid int64
+			var a, b sql.RawBytes
+			var sessions sql.NullString
+			var err error
+			switch sp.kind {
+			case store.KindInteraction:
+				err = rows.Scan(&rid, &r.id, &r.session, &r.t, &a, &b)
+			case store.KindInsight:
+				err = rows.Scan(&rid, &r.id, &sessions, &r.t, &r.insightType, &r.category, &a)
+			case store.KindSessionSummary:
+				err = rows.Scan(&rid, &r.id, &r.t, &a)
+				r.session = r.id
+			}
+			if err != nil {
+				return err
+			}
+			if sessions.Valid && sessions.String != "null" {
+				if err := json.Unmarshal([]byte(sessions.String), &r.sessions); err != nil {
+					return fmt.Errorf("decode session ids of insight %s: %w", r.id, err)
+				}
+			}
+			va, err := decodeVector(a)
+			if err != nil {
+				return fmt.Errorf("decode %s of %s %s: %w", sp.fields[0], sp.kind, r.id, err)
+			}
+			vb, err := decodeVector(b)
+			if err != nil {
+				return fmt.Errorf("decode %s of %s %s: %w", store.FieldSummaryVector, sp.kind, r.id, err)
+			}
+			r.setVectors(va, vb)
+			set.put(r)
+			rids = append(rids, rid)
+		}
+		return rows.Err()
+	}(); err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r vecRow
-		var a, b sql.RawBytes
-		var sessions sql.NullString
-		var err error
-		switch sp.kind {
-		case store.KindInteraction:
-			err = rows.Scan(&r.id, &r.session, &r.t, &a, &b)
-		case store.KindInsight:
-			err = rows.Scan(&r.id, &sessions, &r.t, &r.insightType, &r.category, &a)
-		case store.KindSessionSummary:
-			err = rows.Scan(&r.id, &r.t, &a)
-			r.session = r.id
+	if withText {
+		byRid := make(map[int64]*vecRow, len(rids))
+		for i, rid := range rids {
+			byRid[rid] = &set.rows[i]
 		}
+		x, err := loadText(ctx, tx, userID, sp, byRid)
 		if err != nil {
 			return nil, err
 		}
-		if sessions.Valid && sessions.String != "null" {
-			if err := json.Unmarshal([]byte(sessions.String), &r.sessions); err != nil {
-				return nil, fmt.Errorf("decode session ids of insight %s: %w", r.id, err)
-			}
-		}
-		va, err := decodeVector(a)
-		if err != nil {
-			return nil, fmt.Errorf("decode %s of %s %s: %w", sp.fields[0], sp.kind, r.id, err)
-		}
-		vb, err := decodeVector(b)
-		if err != nil {
-			return nil, fmt.Errorf("decode %s of %s %s: %w", store.FieldSummaryVector, sp.kind, r.id, err)
-		}
-		r.setVectors(va, vb)
-		set.put(r)
+		set.text = x
 	}
-	return set, rows.Err()
+	return set, nil
 }
 
 // textLeg ranks the user's documents by BM25 for a sanitised MATCH

@@ -67,9 +67,6 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 
 // sessionChange is the cache's view of a written session.
 func sessionChange(d *store.SessionSummary) change {
-	if len(d.SummaryVector) == 0 {
-		return change{kind: store.KindSessionSummary, remove: d.ID}
-	}
 	r := &vecRow{id: d.ID, session: d.ID, t: timeKey(d.StartTime)}
 	r.setVectors(slices.Clone(d.SummaryVector))
 	return change{kind: store.KindSessionSummary, upsert: r}

@@ -61,6 +61,7 @@ type Store struct {
 	r     *sql.DB    // readers
 	wmu   sync.Mutex // serialises write transactions and their cache updates
 	cache *vecCache
+	toks  tokenCache
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -203,6 +204,8 @@ type change struct {
 	kind   store.Kind
 	upsert *vecRow
 	remove string
+	// terms are upsert's tokens, for a cached text index (see write).
+	terms *docTerms
 }
 
 // write runs fn in a write transaction for userID, bumping the generation
@@ -225,6 +228,14 @@ func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *sql.Tx
 			return err
 		}
 		return s.fail(op, err)
+	}
+	if err := s.tokenizeChanges(ctx, tx, userID, changes); err != nil {
+		// The write stands; the user's cached sets go (apply drops a set
+		// that an upsert without tokens reaches).
+		s.log.Warn("tokenize written documents for the cache", "err", err)
+		for i := range changes {
+			changes[i].terms = nil
+		}
 	}
 	type bump struct{ old, new int64 }
 	bumps := make(map[store.Kind]bump)
@@ -254,6 +265,33 @@ ON CONFLICT (user_id, kind) DO UPDATE SET gen = excluded.gen`, userID, string(c.
 			}
 		}
 		s.cache.apply(cacheKey{userID, kind}, b.old, b.new, cs)
+	}
+	return nil
+}
+
+// tokenizeChanges fills the tokens of the upserts whose kind has a cached
+// text index for the user, reading the rows as written in tx.
+func (s *Store) tokenizeChanges(ctx context.Context, tx *sql.Tx, userID string, changes []change) error {
+	for _, kind := range store.Kinds {
+		var idx []int
+		var ids []string
+		for i, c := range changes {
+			if c.kind == kind && c.upsert != nil {
+				idx = append(idx, i)
+				ids = append(ids, c.upsert.id)
+			}
+		}
+		if len(ids) == 0 || !s.cache.hasText(cacheKey{userID, kind}) {
+			continue
+		}
+		sp, _ := specOf(kind)
+		terms, err := changeTerms(ctx, tx, userID, sp, ids)
+		if err != nil {
+			return err
+		}
+		for j, i := range idx {
+			changes[i].terms = terms[j]
+		}
 	}
 	return nil
 }
