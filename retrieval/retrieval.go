@@ -65,6 +65,9 @@ type Config struct {
 	// MaxRounds bounds the mini-agent's tool rounds; zero means
 	// DefaultMaxRounds.
 	MaxRounds int
+	// Rewrite is how vague follow-ups become search queries: RewritePrepend
+	// (the default, no model call), RewriteLLM or RewriteOff.
+	Rewrite string
 	// Logger receives failures; nil means slog.Default().
 	Logger *slog.Logger
 	// Now resolves relative dates; nil means time.Now.
@@ -88,11 +91,16 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 		return nil, fmt.Errorf("retrieval: Config.TopK %d outside [0, %d]", cfg.TopK, store.MaxTopK)
 	case cfg.MinSimilarity > 1:
 		return nil, fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", cfg.MinSimilarity)
+	case cfg.Rewrite != "" && cfg.Rewrite != RewritePrepend && cfg.Rewrite != RewriteLLM && cfg.Rewrite != RewriteOff:
+		return nil, fmt.Errorf("retrieval: unknown Config.Rewrite %q (want %q, %q or %q)", cfg.Rewrite, RewritePrepend, RewriteLLM, RewriteOff)
 	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.MaxRounds < 0:
 		return nil, errors.New("retrieval: negative Candidates, Timeout or MaxRounds, or Candidates above store.MaxTopK")
 	}
 	if cfg.Prompts == nil {
 		cfg.Prompts = prompts.Default()
+	}
+	if cfg.Rewrite == "" {
+		cfg.Rewrite = RewritePrepend
 	}
 	if cfg.TopK == 0 {
 		cfg.TopK = DefaultTopK
