@@ -1,0 +1,171 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// dateLayout is LoCoMo's session date format: "4:04 pm on 20 January, 2023".
+const dateLayout = "3:04 pm on 2 January, 2006"
+
+// conversation is one LoCoMo file: the conversation fields only. The
+// dataset authors' annotations (observations, session and event summaries)
+// are never read, so nothing of them can reach the memory.
+type conversation struct {
+	name     string // file name without .json
+	speakerA string
+	speakerB string
+	sessions []session
+	qa       []question
+}
+
+type session struct {
+	n     int
+	time  time.Time
+	turns []turn
+}
+
+type turn struct {
+	Speaker     string `json:"speaker"`
+	DiaID       string `json:"dia_id"`
+	Text        string `json:"text"`
+	BlipCaption string `json:"blip_caption"`
+}
+
+type question struct {
+	Question string   `json:"question"`
+	Evidence []string `json:"evidence"`
+	Category int      `json:"category"`
+}
+
+var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
+
+// loadDir reads every *.json file of dir as a LoCoMo conversation, in file
+// name order.
+func loadDir(dir string) ([]*conversation, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no *.json file in %s", dir)
+	}
+	sort.Strings(paths)
+	var out []*conversation
+	for _, p := range paths {
+		c, err := loadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func loadFile(path string) (*conversation, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// The released locomo10 file nests the fields under "conversation";
+	// the per-conversation files have them at the top level.
+	fields := raw
+	if inner, ok := raw["conversation"]; ok {
+		if err := json.Unmarshal(inner, &fields); err != nil {
+			return nil, fmt.Errorf("%s: conversation: %w", path, err)
+		}
+	}
+	c := &conversation{name: strings.TrimSuffix(filepath.Base(path), ".json")}
+	str := func(key string) (string, error) {
+		var s string
+		v, ok := fields[key]
+		if !ok {
+			return "", fmt.Errorf("%s: no %q", path, key)
+		}
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("%s: %s: %w", path, key, err)
+		}
+		return s, nil
+	}
+	if c.speakerA, err = str("speaker_a"); err != nil {
+		return nil, err
+	}
+	if c.speakerB, err = str("speaker_b"); err != nil {
+		return nil, err
+	}
+	for key, v := range fields {
+		m := sessionKey.FindStringSubmatch(key)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		s := session{n: n}
+		if err := json.Unmarshal(v, &s.turns); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, key, err)
+		}
+		date, err := str(key + "_date_time")
+		if err != nil {
+			return nil, err
+		}
+		if s.time, err = time.Parse(dateLayout, strings.ToLower(strings.TrimSpace(date))); err != nil {
+			return nil, fmt.Errorf("%s: %s_date_time: %w", path, key, err)
+		}
+		for i, t := range s.turns {
+			if t.DiaID == "" || t.Speaker == "" {
+				return nil, fmt.Errorf("%s: %s turn %d: missing speaker or dia_id", path, key, i)
+			}
+		}
+		c.sessions = append(c.sessions, s)
+	}
+	if len(c.sessions) == 0 {
+		return nil, fmt.Errorf("%s: no session_N", path)
+	}
+	sort.Slice(c.sessions, func(i, j int) bool { return c.sessions[i].n < c.sessions[j].n })
+	qa, ok := raw["qa"]
+	if !ok {
+		return nil, fmt.Errorf("%s: no \"qa\"", path)
+	}
+	if err := json.Unmarshal(qa, &c.qa); err != nil {
+		return nil, fmt.Errorf("%s: qa: %w", path, err)
+	}
+	for i := range c.qa {
+		c.qa[i].Evidence = splitEvidence(c.qa[i].Evidence)
+	}
+	return c, nil
+}
+
+// splitEvidence splits entries that hold several ids ("D8:6; D9:17", a slip
+// in the released data) and trims blanks.
+func splitEvidence(ev []string) []string {
+	var out []string
+	for _, e := range ev {
+		for _, part := range strings.FieldsFunc(e, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// messageText is what memory stores of a turn: its text, with the image's
+// caption kept as text.
+func messageText(t turn) string {
+	text := strings.TrimSpace(t.Text)
+	if c := strings.TrimSpace(t.BlipCaption); c != "" {
+		if text != "" {
+			text += " "
+		}
+		text += "[image: " + c + "]"
+	}
+	return text
+}

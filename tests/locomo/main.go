@@ -1,0 +1,187 @@
+// Command locomo measures agentmemory's direct-mode retrieval on LoCoMo
+// conversations ("Evaluating Very Long-Term Conversational Memory of LLM
+// Agents", ACL 2024).
+//
+//	go run ./tests/locomo -data ../shared/locomo [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline]
+//
+// It ingests each conversation of -data (every *.json file in LoCoMo
+// format) through the real memory provider on the embedded SQLite store,
+// then asks retrieval (retrieval.Retriever.Search, direct mode) every
+// question of categories 1–4 and scores the documents it returns.
+//
+// # Ingestion
+//
+// Each conversation is its own user ("locomo-<file>"). Each session_N is a
+// memory session ("locomo-<file>-sN") whose date (session_N_date_time) is
+// the provider's clock while the session is recorded, so the session's
+// start and every turn carry it; each message's CreatedAt is that date.
+// Each LoCoMo message is one provider.Record call, so a turn is one message
+// and an interaction document holds -turns messages (provider Config.K).
+// A message keeps its dia_id as its id (so interactions' TurnIDs are
+// dia_ids) and its speaker as its Name; speaker_a is role user and
+// speaker_b role assistant (the provider stores those two roles; the names
+// are what the content shows, "Jon: …"). An image is kept as text: its
+// caption is appended as "[image: <blip_caption>]". Each session is ended
+// (EndSession: last interaction, session summary). Only the conversation
+// fields are read; the dataset's observations, session summaries and event
+// summaries never reach the memory.
+//
+// With -db DIR the memory file DIR/locomo.db is kept: a later run finds a
+// conversation already ingested with the same embedder and -turns and
+// reuses it, and re-ingests one that is incomplete or differs.
+//
+// # Models
+//
+// By default, with no model configured, memory runs on llm/offline (rule
+// metadata and summaries) and the lexical embedder. With OPENAI_API_KEY,
+// OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT set (see llm/openai.FromEnv) it
+// uses that model and embedder; -offline forces the offline client. A
+// half-configured model is an error, never replaced silently.
+//
+// # Metric
+//
+// Questions of category 5 (adversarial) and those without evidence are left
+// out. A question counts for recall_all when every dia_id of its evidence
+// is among the TurnIDs of the k documents retrieved, for recall_any when
+// one is. Both are reported at k = 5 and 10, overall and per category,
+// with the p50 and p95 latency of the -k search and the tokens (tokens.BPE,
+// o200k) of the text of the -k documents: recall bought with more text is
+// no gain.
+//
+// The output is a Markdown table on stdout; -json FILE also writes the
+// figures as a JSON object (see report).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/llm/openai"
+)
+
+// options are the command's flags.
+type options struct {
+	data     string
+	k        int
+	turns    int
+	jsonPath string
+	db       string
+	offline  bool
+	verbose  bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.data, "data", "", "directory of LoCoMo-format JSON files (required)")
+	flag.IntVar(&o.k, "k", 5, "documents retrieved per question")
+	flag.IntVar(&o.turns, "turns", 10, "turns (LoCoMo messages) per interaction document")
+	flag.StringVar(&o.jsonPath, "json", "", "also write the figures as JSON to this file")
+	flag.StringVar(&o.db, "db", "", "directory of the memory file, kept and reused (default: a temporary directory, removed at exit)")
+	flag.BoolVar(&o.offline, "offline", false, "use the offline client and lexical embedder even if a model is configured")
+	flag.BoolVar(&o.verbose, "v", false, "log memory activity at info level")
+	flag.Parse()
+	if o.data == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline]")
+		os.Exit(2)
+	}
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if err := run(context.Background(), os.Stdout, logger, o, os.LookupEnv); err != nil {
+		fmt.Fprintln(os.Stderr, "locomo:", err)
+		os.Exit(1)
+	}
+}
+
+// models are the clients memory runs on.
+type models struct {
+	mini agent.ChatClient
+	emb  embed.Embedder
+	desc string
+}
+
+// pickModels returns the configured model, or the offline client when none
+// is configured or forceOffline is set. A half-configured model is an
+// error.
+func pickModels(lookup func(string) (string, bool), forceOffline bool) (*models, error) {
+	if !forceOffline {
+		c, err := openai.FromEnv(lookup, openai.Config{})
+		switch {
+		case err == nil:
+			return &models{mini: c.Mini, emb: c.Embedder, desc: "model " + c.String()}, nil
+		case !errors.Is(err, openai.ErrNotConfigured):
+			return nil, fmt.Errorf("model configuration: %w", err)
+		}
+	}
+	client, err := offline.New(offline.Config{})
+	if err != nil {
+		return nil, err
+	}
+	emb, err := lexical.New(lexical.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &models{mini: client, emb: emb, desc: "offline client and lexical embedder"}, nil
+}
+
+func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, lookup func(string) (string, bool)) error {
+	switch {
+	case o.k < 1 || o.k > 100:
+		return fmt.Errorf("-k %d: want 1..100", o.k)
+	case o.turns < 1:
+		return fmt.Errorf("-turns %d: want at least 1", o.turns)
+	}
+	convs, err := loadDir(o.data)
+	if err != nil {
+		return err
+	}
+	m, err := pickModels(lookup, o.offline)
+	if err != nil {
+		return err
+	}
+	dir := o.db
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "agentmemory-locomo"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	mem, err := openMemory(ctx, dir, m, o.turns, logger)
+	if err != nil {
+		return err
+	}
+	defer mem.close(ctx)
+	fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.desc, o.turns, o.k)
+	for _, c := range convs {
+		st, err := mem.ingest(ctx, c)
+		if err != nil {
+			return fmt.Errorf("ingest %s: %w", c.name, err)
+		}
+		logger.Info("locomo: conversation ready", "conversation", c.name, "sessions", len(c.sessions), "reused", st.reused, "interactions", st.interactions, "elapsed", st.elapsed)
+	}
+	rep, err := evaluate(ctx, mem, convs, o.k)
+	if err != nil {
+		return err
+	}
+	rep.Model, rep.Turns = m.desc, o.turns
+	rep.writeMarkdown(w)
+	if o.jsonPath != "" {
+		if err := rep.writeJSON(o.jsonPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}
