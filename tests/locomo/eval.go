@@ -48,9 +48,9 @@ type report struct {
 	// Questions is the number scored: categories 1–4 with evidence.
 	Questions int `json:"questions"`
 	// SkippedNoEvidence counts category 1–4 questions without evidence.
-	SkippedNoEvidence int     `json:"skipped_no_evidence"`
-	RecallAll         float64 `json:"recall_all"`
-	RecallAny         float64 `json:"recall_any"`
+	SkippedNoEvidence int                 `json:"skipped_no_evidence"`
+	RecallAll         float64             `json:"recall_all"`
+	RecallAny         float64             `json:"recall_any"`
 	At                map[string]recall   `json:"at"`
 	ByCategory        map[string]*figures `json:"by_category"`
 	SearchP50ms       float64             `json:"search_p50_ms"`
