@@ -114,4 +114,6 @@ func monday(d time.Time) time.Time {
 	return d.AddDate(0, 0, -off)
 }
 
-func firstOfMonth(d time.Time) time.Time { return time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC) }
+func firstOfMonth(d time.Time) time.Time {
+	return time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC)
+}

@@ -21,7 +21,7 @@ const NoMemoryAvailable = "No memory is available right now; answer without it."
 // document id, its date and its kind, then its text on one line with
 // relative dates resolved against the document's date:
 //
-//	- [int-3f2a…, 2026-03-14, conversation] Summary: … | user: … / assistant: …
+//   - [int-3f2a…, 2026-03-14, conversation] Summary: … | user: … / assistant: …
 func Format(ms []Memory) string {
 	if len(ms) == 0 {
 		return NoMemoryFound
