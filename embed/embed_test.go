@@ -56,3 +56,29 @@ func (wrongDims) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	}
 	return out, nil
 }
+
+// TestDotLengths checks Dot at every length around its eight-lane loop
+// against a float64 reference.
+func TestDotLengths(t *testing.T) {
+	for n := range 41 {
+		a, b := make([]float32, n), make([]float32, n)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(i%7)-2.5, float32(i%5)*0.25+0.5
+			want += float64(a[i]) * float64(b[i])
+		}
+		assert.InDelta(t, want, embed.Dot(a, b), 1e-4, "n=%d", n)
+	}
+}
+
+func BenchmarkDot384(b *testing.B) {
+	x, y := make([]float32, 384), make([]float32, 384)
+	for i := range x {
+		x[i], y[i] = float32(i%13)/13, float32(i%11)/11
+	}
+	var sink float32
+	for b.Loop() {
+		sink += embed.Dot(x, y)
+	}
+	_ = sink
+}

@@ -318,12 +318,19 @@ func (f *filter) match(r *vecRow) bool {
 	return true
 }
 
-// rank runs one vector leg per field slot over the set's matching rows; the
-// caller holds mu for reading or owns s.
+// rank runs one vector leg per field slot over the set's matching rows, in
+// one pass; the caller holds mu for reading or owns s. Each leg is what
+// store.VectorRanker returns (the same similarity expression, threshold,
+// bound and tie order), without its per-candidate allocations.
 func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64) [][]store.Scored {
-	rankers := make([]*store.VectorRanker, len(slots))
-	for i := range slots {
-		rankers[i] = store.NewVectorRanker(query, k, minSim)
+	legs := make([][]store.Scored, len(slots))
+	qn := embed.Norm(query)
+	if k <= 0 || qn == 0 {
+		return legs
+	}
+	heaps := make([]scoredMinHeap, len(slots))
+	for i := range heaps {
+		heaps[i] = make(scoredMinHeap, 0, k+1)
 	}
 	for i := range s.rows {
 		r := &s.rows[i]
@@ -331,14 +338,22 @@ func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim flo
 			continue
 		}
 		for j, slot := range slots {
-			if v := r.vecs[slot]; v != nil {
-				rankers[j].Add(r.id, v, r.norms[slot])
+			v, n := r.vecs[slot], r.norms[slot]
+			if len(v) != len(query) || n == 0 {
+				continue
 			}
+			sim := float64(embed.Dot(query, v) / (n * qn))
+			if sim < minSim {
+				continue
+			}
+			heaps[j].offer(store.Scored{ID: r.id, Score: sim}, k)
 		}
 	}
-	legs := make([][]store.Scored, len(slots))
-	for i, rk := range rankers {
-		legs[i] = rk.Result()
+	for i := range heaps {
+		legs[i] = heaps[i].sorted()
+		if legs[i] == nil {
+			legs[i] = []store.Scored{}
+		}
 	}
 	return legs
 }

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -127,3 +129,56 @@ func TestVecSetRankFilters(t *testing.T) {
 }
 
 func t0(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
+
+// TestVecSetRankMatchesVectorRanker checks the set's one-pass ranking
+// against store.VectorRanker, the reference, on random vectors of two
+// fields with some rows missing a field: identical ids, order and scores.
+func TestVecSetRankMatchesVectorRanker(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	vec := func(d int) []float32 {
+		v := make([]float32, d)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	const d = 48
+	s := newVecSet(1, 3000)
+	dup := vec(d)
+	for i := range 3000 {
+		r := vecRow{id: fmt.Sprintf("r%05d", rng.IntN(100000)), session: fmt.Sprintf("s%d", i%9), t: timeKey(t0(i % 24))}
+		a, b := vec(d), vec(d)
+		switch i % 10 {
+		case 0:
+			a = nil
+		case 1:
+			b = nil
+		case 2:
+			b = vec(d - 1) // another length: skipped
+		case 3:
+			a = dup // equal similarities: ties broken by id
+		}
+		r.setVectors(a, b)
+		s.put(r)
+	}
+	for qi := range 40 {
+		q := vec(d)
+		f := filter{kind: store.KindInteraction}
+		if qi%3 == 0 {
+			f.session = "s4"
+		}
+		minSim := []float64{-1, 0, 0.2}[qi%3]
+		for _, k := range []int{1, 5, 100} {
+			got := s.rank(&f, []int{0, 1}, q, k, minSim)
+			for j, slot := range []int{0, 1} {
+				ref := store.NewVectorRanker(q, k, minSim)
+				for i := range s.rows {
+					if r := &s.rows[i]; f.match(r) && r.vecs[slot] != nil {
+						ref.Add(r.id, r.vecs[slot], r.norms[slot])
+					}
+				}
+				require.Equal(t, ref.Result(), got[j], "query %d k %d slot %d", qi, k, slot)
+			}
+		}
+	}
+}

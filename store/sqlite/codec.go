@@ -40,7 +40,11 @@ func decodeVector(b []byte) ([]float32, error) {
 	if len(b)%4 != 0 {
 		return nil, fmt.Errorf("vector blob of %d bytes is not a whole number of float32s", len(b))
 	}
-	v := make([]float32, len(b)/4)
+	return decodeVectorInto(b, make([]float32, len(b)/4))
+}
+
+// decodeVectorInto is decodeVector into v, which has len(b)/4 elements.
+func decodeVectorInto(b []byte, v []float32) ([]float32, error) {
 	for i := range v {
 		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
@@ -49,6 +53,31 @@ func decodeVector(b []byte) ([]float32, error) {
 		v[i] = x
 	}
 	return v, nil
+}
+
+// vecArena hands out vectors carved from large shared blocks, so that a
+// loaded set's vectors lie next to each other in memory, in row order: a
+// scan then streams through memory instead of chasing one allocation per
+// vector.
+type vecArena struct{ block []float32 }
+
+const arenaBlock = 1 << 18 // floats: 1 MiB
+
+// decode is decodeVector into the arena.
+func (a *vecArena) decode(b []byte) ([]float32, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("vector blob of %d bytes is not a whole number of float32s", len(b))
+	}
+	n := len(b) / 4
+	if cap(a.block)-len(a.block) < n {
+		a.block = make([]float32, 0, max(n, arenaBlock))
+	}
+	l := len(a.block)
+	a.block = a.block[:l+n]
+	return decodeVectorInto(b, a.block[l:l+n:l+n])
 }
 
 // The doc column holds a document's JSON without its vectors (stored in

@@ -47,7 +47,12 @@
 // every change, tells a search whether its cached set is current; this
 // process's writes update the cached set in place, and a write by another
 // process (or another Store on the same file) makes the next search reload
-// it.
+// it. A loaded set's vectors are decoded into large shared blocks in row
+// order, and a search scores every vector field in one pass over the rows
+// with store.VectorRanker's exact expression, threshold and tie order
+// (TestVecSetRankMatchesVectorRanker) but no allocation per candidate. The
+// scan is bound by memory bandwidth (two 384-d float32 vectors are 3 KiB a
+// document), which is what a compressed pre-filter would address next.
 //
 // # Durability and concurrency
 //

@@ -231,6 +231,7 @@ WHERE user_id = ?`
 	}
 	set := newVecSet(gen, n)
 	rids := make([]int64, 0, n)
+	var arena vecArena
 	if err := func() error {
 		rows, err := tx.QueryContext(ctx, query, userID)
 		if err != nil {
@@ -260,11 +261,11 @@ WHERE user_id = ?`
 					return fmt.Errorf("decode session ids of insight %s: %w", r.id, err)
 				}
 			}
-			va, err := decodeVector(a)
+			va, err := arena.decode(a)
 			if err != nil {
 				return fmt.Errorf("decode %s of %s %s: %w", sp.fields[0], sp.kind, r.id, err)
 			}
-			vb, err := decodeVector(b)
+			vb, err := arena.decode(b)
 			if err != nil {
 				return fmt.Errorf("decode %s of %s %s: %w", store.FieldSummaryVector, sp.kind, r.id, err)
 			}
