@@ -10,6 +10,8 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -32,23 +34,76 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 	}
 	p.touch(userID, id, ls)
 	c := ls.ks.Context()
-	p.mu.Lock()
-	p.manifests[id] = c.Manifest
-	p.mu.Unlock()
-	p.log.DebugContext(ctx, "memory: context injected", "user", userID, "session", id,
-		"tokens", c.Manifest.Tokens, "budget", c.Manifest.Budget, "items", len(c.Manifest.Items), "omitted", len(c.Manifest.Omitted), "manifest", c.Manifest)
 
 	aic := &agent.AIContext{}
 	if c.Block != "" {
 		aic.Instructions = keeper.Instructions
 		aic.Messages = append(aic.Messages, agent.Message{ID: "memory-" + id, Role: agent.RoleSystem, Text: c.Block})
 	}
+	if p.cfg.Retrieval.auto() {
+		if block, items := p.autoRetrieve(ctx, userID, ic.Messages, c); block != "" {
+			aic.Messages = append(aic.Messages, agent.Message{ID: "memories-" + id, Role: agent.RoleSystem, Text: block})
+			c.Manifest.Items = append(c.Manifest.Items, items...)
+		}
+	}
 	for _, t := range c.Turns {
 		for _, m := range t.Messages {
 			aic.Messages = append(aic.Messages, agent.Message{ID: m.ID, Role: agent.Role(m.Role), Name: m.Name, Text: m.Content, CreatedAt: t.Time})
 		}
 	}
+	if ls.tool != nil {
+		aic.Tools = []agent.Tool{ls.tool}
+		if c.Block == "" {
+			aic.Instructions = retrievalInstructions
+		} else {
+			aic.Instructions += " " + retrievalInstructions
+		}
+	}
+	p.mu.Lock()
+	p.manifests[id] = c.Manifest
+	p.mu.Unlock()
+	p.log.DebugContext(ctx, "memory: context injected", "user", userID, "session", id,
+		"tokens", c.Manifest.Tokens, "budget", c.Manifest.Budget, "items", len(c.Manifest.Items), "omitted", len(c.Manifest.Omitted), "manifest", c.Manifest)
 	return aic, nil
+}
+
+// retrievalInstructions tells the model about the retrieve_user_facts tool.
+const retrievalInstructions = "When the answer may depend on something the user told you in an earlier conversation, call " + retrieval.ToolName + " before answering."
+
+// autoRetrieve is auto mode: it searches memory for the run's latest user
+// message and returns the fenced block of memories to inject with their
+// manifest items. Memories already in the context (interactions whose
+// messages are all active turns) are left out.
+func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input []agent.Message, c keeper.Context) (string, []keeper.ManifestItem) {
+	var message string
+	for i := len(input) - 1; i >= 0; i-- {
+		if input[i].Role == agent.RoleUser && input[i].Source == "" {
+			message = input[i].Text
+			break
+		}
+	}
+	if message == "" {
+		return "", nil
+	}
+	active := map[string]bool{}
+	var recent []prompts.Turn
+	for _, t := range c.Turns {
+		for _, m := range t.Messages {
+			active[m.ID] = true
+			recent = append(recent, prompts.Turn{Role: m.Role, Text: m.Content})
+		}
+	}
+	_, found := p.r.Auto(ctx, userID, recent, message)
+	var keep []retrieval.Memory
+	var items []keeper.ManifestItem
+	for _, m := range found {
+		if len(m.TurnIDs) > 0 && !slices.ContainsFunc(m.TurnIDs, func(id string) bool { return !active[id] }) {
+			continue
+		}
+		keep = append(keep, m)
+		items = append(items, keeper.ManifestItem{Kind: "retrieved_" + string(m.Kind), ID: m.ID, Time: m.Time})
+	}
+	return retrieval.AutoBlock(keep), items
 }
 
 // Invoked implements agent.ContextProvider: it stores the run as one turn —

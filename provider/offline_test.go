@@ -294,3 +294,66 @@ func TestRecordImportsAConversation(t *testing.T) {
 	assert.Error(t, s.mem.Record(ctx, sess), "no messages")
 	assert.Error(t, s.mem.Record(ctx, sess, agent.SystemText("x")), "only user and assistant turns")
 }
+
+func TestRetrievalModesOffline(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	// Session one, remembered by every mode below.
+	first := openOffline(t, path, nil)
+	sess, err := first.a.NewUserSession("u1")
+	require.NoError(t, err)
+	for _, q := range []string{"My old 401k from Acme holds $40,000.", "I can save $500 a month.", "I worry about market volatility."} {
+		_, err := first.a.Run(ctx, sess, agent.UserText(q))
+		require.NoError(t, err)
+	}
+	_, err = first.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	require.NoError(t, first.st.Close())
+
+	t.Run("auto injects memories for a question, not for thanks", func(t *testing.T) {
+		s := openOffline(t, path, func(c *provider.Config) {
+			c.Retrieval = provider.RetrievalAuto
+			c.RetrievalConfig.MinSimilarity = -1
+		})
+		next, err := s.a.NewUserSession("u1")
+		require.NoError(t, err)
+		resp, err := s.a.Run(ctx, next, agent.UserText("How much did I say I could save each month?"))
+		require.NoError(t, err)
+		assert.Contains(t, resp.Text(), "$500")
+		m, _ := s.mem.LastManifest(next.ID())
+		var kinds []string
+		for _, it := range m.Items {
+			kinds = append(kinds, it.Kind)
+		}
+		assert.Contains(t, kinds, "retrieved_interactions")
+		assert.Empty(t, resp.Messages[0].ToolCalls, "auto mode offers no tool")
+
+		_, err = s.a.Run(ctx, next, agent.UserText("Thanks!"))
+		require.NoError(t, err)
+		m, _ = s.mem.LastManifest(next.ID())
+		for _, it := range m.Items {
+			assert.NotContains(t, it.Kind, "retrieved", "a thank-you searches nothing")
+		}
+	})
+
+	t.Run("on demand: the model calls retrieve_user_facts", func(t *testing.T) {
+		s := openOffline(t, path, nil)
+		next, err := s.a.NewUserSession("u1")
+		require.NoError(t, err)
+		resp, err := s.a.Run(ctx, next, agent.UserText("What did I tell you about my Acme 401k?"))
+		require.NoError(t, err)
+		require.NotEmpty(t, resp.Messages[0].ToolCalls)
+		assert.Equal(t, "retrieve_user_facts", resp.Messages[0].ToolCalls[0].Name)
+		assert.Contains(t, resp.Messages[1].Text, "$40,000", "the tool found the stored conversation")
+		assert.Contains(t, resp.Text(), "$40,000")
+	})
+
+	t.Run("off: neither tool nor search", func(t *testing.T) {
+		s := openOffline(t, path, func(c *provider.Config) { c.Retrieval = provider.RetrievalOff })
+		next, err := s.a.NewUserSession("u1")
+		require.NoError(t, err)
+		resp, err := s.a.Run(ctx, next, agent.UserText("What did I tell you about my Acme 401k?"))
+		require.NoError(t, err)
+		assert.Empty(t, resp.Messages[0].ToolCalls)
+	})
+}

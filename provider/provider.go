@@ -5,7 +5,10 @@
 // initialization block (long-term profile, recent session summaries), the
 // cumulative summary, fenced and labelled as data, and the active turns as
 // conversation messages — within a token budget, and keeps a manifest of
-// exactly what it injected. After each run (Invoked) it stores the turn
+// exactly what it injected. It also reaches the user's whole memory
+// (package retrieval): on demand through the retrieve_user_facts tool (the
+// default), automatically for every user message that passes the
+// pre-filter, or both (Config.Retrieval). After each run (Invoked) it stores the turn
 // durably and returns; model work (interaction metadata, summaries) runs on
 // a bounded background queue with retries, which Flush waits for and Close
 // drains.
@@ -29,6 +32,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/tokens"
 )
@@ -64,6 +68,25 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// RetrievalMode is how an agent reaches memory beyond the session context.
+type RetrievalMode int
+
+const (
+	// RetrievalOnDemand (the default) offers the retrieve_user_facts tool:
+	// the model decides when to search memory.
+	RetrievalOnDemand RetrievalMode = iota
+	// RetrievalAuto searches memory for every user message that passes the
+	// pre-filter and injects the top memories, fenced as data.
+	RetrievalAuto
+	// RetrievalBoth does both.
+	RetrievalBoth
+	// RetrievalOff does neither: only the session context is injected.
+	RetrievalOff
+)
+
+func (m RetrievalMode) tool() bool { return m == RetrievalOnDemand || m == RetrievalBoth }
+func (m RetrievalMode) auto() bool { return m == RetrievalAuto || m == RetrievalBoth }
+
 // Defaults for zero Config fields.
 const (
 	DefaultIdleTimeout  = 30 * time.Minute
@@ -96,6 +119,13 @@ type Config struct {
 	// (see keeper.Config).
 	K, ActiveTurns, RecentSessions, TokenBudget int
 
+	// Retrieval selects on-demand (the default), auto, both or off.
+	Retrieval RetrievalMode
+	// RetrievalConfig tunes retrieval (TopK, MinSimilarity, Timeout,
+	// Rewrite…); its Embedder, Mini, Prompts and Logger default to the
+	// provider's.
+	RetrievalConfig retrieval.Config
+
 	// Mode selects the session lifecycle; the zero value is ModeManual.
 	Mode Mode
 	// IdleTimeout ends a ModeIdle session; zero means DefaultIdleTimeout.
@@ -123,6 +153,7 @@ type Config struct {
 type MemoryProvider struct {
 	st  store.Store
 	k   *keeper.Keeper
+	r   *retrieval.Retriever
 	cfg Config
 	log *slog.Logger
 	q   *queue
@@ -134,6 +165,7 @@ type MemoryProvider struct {
 
 type liveSession struct {
 	ks    *keeper.Session
+	tool  agent.Tool  // retrieve_user_facts, bound to the session's user
 	timer *time.Timer // ModeIdle
 }
 
@@ -156,6 +188,8 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	switch {
 	case cfg.Mode < ModeManual || cfg.Mode > ModeIdle:
 		return nil, fmt.Errorf("provider: unknown Config.Mode %d", cfg.Mode)
+	case cfg.Retrieval < RetrievalOnDemand || cfg.Retrieval > RetrievalOff:
+		return nil, fmt.Errorf("provider: unknown Config.Retrieval %d", cfg.Retrieval)
 	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0:
 		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts or RetryBackoff")
 	}
@@ -188,9 +222,29 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
+	rc := cfg.RetrievalConfig
+	if rc.Embedder == nil {
+		rc.Embedder = cfg.Embedder
+	}
+	if rc.Mini == nil {
+		rc.Mini = cfg.Mini
+	}
+	if rc.Prompts == nil {
+		rc.Prompts = cfg.Prompts
+	}
+	if rc.Logger == nil {
+		rc.Logger = cfg.Logger
+	}
+	if rc.Now == nil {
+		rc.Now = cfg.Now
+	}
+	r, err := retrieval.New(st, rc)
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
 	log := cfg.Logger.With("component", "agentmemory")
 	return &MemoryProvider{
-		st: st, k: k, cfg: cfg, log: log,
+		st: st, k: k, r: r, cfg: cfg, log: log,
 		q:         newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
 		live:      make(map[string]*liveSession),
 		manifests: make(map[string]keeper.Manifest),
@@ -238,6 +292,9 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 		return ls, nil
 	}
 	ls = &liveSession{ks: ks}
+	if p.cfg.Retrieval.tool() {
+		ls.tool = p.r.Tool(userID)
+	}
 	p.live[id] = ls
 	if ks.NeedsPrune() {
 		p.schedulePrune(ks)
@@ -360,3 +417,7 @@ func (p *MemoryProvider) scheduleEnd(userID, id string) {
 		},
 	})
 }
+
+// Retriever returns the provider's retriever, for searching memory outside
+// a run (an admin tool, an MCP server…).
+func (p *MemoryProvider) Retriever() *retrieval.Retriever { return p.r }
