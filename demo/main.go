@@ -160,7 +160,7 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, dbPath string, f
 	if _, err := mem.EndSession(ctx, second); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nRetrieval (retrieve_user_facts) and reflection are not built yet; see README.")
+	fmt.Fprintln(w, "\nReflection (insights, the long-term profile) is not built yet; see README.")
 	return nil
 }
 

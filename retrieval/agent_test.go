@@ -164,7 +164,8 @@ func TestToolArgumentsCannotReachAnotherUser(t *testing.T) {
 
 func TestRetrieveTimesOutToNoMemory(t *testing.T) {
 	srv := fakeopenai.New(t, fakeopenai.WithEmbeddingDimensions(dims))
-	srv.QueueEmbeddings(fakeopenai.Embeddings(make([]float32, dims)).WithDelay(2 * time.Second))
+	slow := fakeopenai.Embeddings(make([]float32, dims)).WithDelay(2 * time.Second)
+	srv.QueueEmbeddings(slow, slow)
 	emb, err := openai.NewEmbedder(openai.Config{BaseURL: srv.URL(), EmbeddingModel: "emb", EmbeddingModelDimensions: dims, MaxRetries: -1})
 	require.NoError(t, err)
 	r, err := retrieval.New(openStore(t), retrieval.Config{Embedder: emb, Timeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

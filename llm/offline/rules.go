@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/lexis"
+	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -41,10 +42,21 @@ func (c *Client) answerToolResults(msgs []agent.Message) string {
 		start--
 	}
 	lead := leadTools
+	question := ""
+	for i := start - 1; i >= 0; i-- {
+		if msgs[i].Role == agent.RoleUser {
+			question = msgs[i].Text
+			break
+		}
+	}
 	var parts []string
 	for _, m := range msgs[start:] {
 		if slices.Contains(c.auto, c.toolName(msgs[:start], m)) {
 			lead = leadMemory
+		}
+		if block, ok := prompts.Blocks(m.Text)[prompts.BlockMemories]; ok {
+			parts = append(parts, c.relevantLines(question, block)...)
+			continue
 		}
 		if t := collapse(m.Text); t != "" {
 			parts = append(parts, t)
@@ -55,6 +67,29 @@ func (c *Client) answerToolResults(msgs []agent.Message) string {
 		body = noResults
 	}
 	return truncateRunes(lead+body, c.maxRunes)
+}
+
+// relevantLines returns the lines of a <memories> block (one memory or
+// fact per line, with its citation) that share the most words with the
+// question, at most MaxSentences, in their original order.
+func (c *Client) relevantLines(question, block string) []string {
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	ranked := lexis.Rank(question, lines, c.maxSentences)
+	idx := make([]int, len(ranked))
+	for i, r := range ranked {
+		idx[i] = r.Index
+	}
+	slices.Sort(idx)
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = collapse(lines[j])
+	}
+	return out
 }
 
 // toolName returns the name of the tool a tool message answers: its Name,
