@@ -216,7 +216,7 @@ var sessionOne = []string{
 
 var sessionTwo = []string{
 	"Hello again! Where did we leave my 401k rollover?",
-	"What monthly amount did I say I could save?",
+	"How much did I say I could put aside each month?",
 }
 
 type termQuery struct {

@@ -353,7 +353,7 @@ func TestToolResultsWithMemoriesAnswerTheQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := resp.Message.Text, "From memory: [int-1, 2026-03-02, conversation] user: I can save $500 a month."; got != want {
+	if got, want := resp.Message.Text, "From memory: user: I can save $500 a month. [int-1, 2026-03-02, conversation]"; got != want {
 		t.Errorf("answer %q, want %q", got, want)
 	}
 }

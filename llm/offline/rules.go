@@ -69,25 +69,62 @@ func (c *Client) answerToolResults(msgs []agent.Message) string {
 	return truncateRunes(lead+body, c.maxRunes)
 }
 
-// relevantLines returns the lines of a <memories> block (one memory or
-// fact per line, with its citation) that share the most words with the
-// question, at most MaxSentences, in their original order.
+// relevantLines answers a question from a <memories> block, one memory
+// or fact per line behind its bracketed citation: for each line, its
+// sentence sharing the most words with the question, followed by the
+// citation; the best MaxSentences lines, in their original order.
 func (c *Client) relevantLines(question, block string) []string {
-	var lines []string
+	type cand struct {
+		text  string
+		score int
+	}
+	var cands []cand
 	for _, l := range strings.Split(block, "\n") {
-		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")); l != "" {
-			lines = append(lines, l)
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		cite, text := "", l
+		if strings.HasPrefix(l, "[") {
+			if i := strings.Index(l, "] "); i > 0 {
+				cite, text = l[:i+1], l[i+2:]
+			}
 		}
+		var sents []string
+		for _, part := range strings.Split(text, " / ") {
+			sents = append(sents, lexis.Sentences(part)...)
+		}
+		best := lexis.Rank(question, sents, 1)
+		if len(best) == 0 {
+			continue
+		}
+		answer := collapse(sents[best[0].Index])
+		if cite != "" {
+			answer += " " + cite
+		}
+		cands = append(cands, cand{answer, best[0].Score})
 	}
-	ranked := lexis.Rank(question, lines, c.maxSentences)
-	idx := make([]int, len(ranked))
-	for i, r := range ranked {
-		idx[i] = r.Index
+	texts := make([]string, len(cands))
+	for i, cd := range cands {
+		texts[i] = cd.text
 	}
-	slices.Sort(idx)
-	out := make([]string, len(idx))
-	for i, j := range idx {
-		out[i] = collapse(lines[j])
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case cands[a].score > cands[b].score:
+			return -1
+		case cands[a].score < cands[b].score:
+			return 1
+		}
+		return 0
+	})
+	if len(order) > c.maxSentences {
+		order = order[:c.maxSentences]
+	}
+	slices.Sort(order)
+	out := make([]string, len(order))
+	for i, j := range order {
+		out[i] = texts[j]
 	}
 	return out
 }
