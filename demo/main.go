@@ -31,6 +31,7 @@ import (
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/cosmos"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
@@ -94,18 +95,43 @@ func pickModels(lookup func(string) (string, bool), forceOffline bool) (*models,
 
 const userID = "demo-client"
 
+// openStore opens Azure Cosmos DB when AZURE_COSMOS_ENDPOINT is set (see
+// README), else the embedded SQLite file at dbPath.
+func openStore(ctx context.Context, lookup func(string) (string, bool), dbPath string, dims int, logger *slog.Logger) (store.Store, string, error) {
+	cfg, err := cosmos.FromEnv(lookup, cosmos.Config{Dimensions: dims, CreateIfNotExists: true, Logger: logger})
+	switch {
+	case err == nil:
+		st, err := cosmos.Open(ctx, cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		db := cfg.Database
+		if db == "" {
+			db = cosmos.DefaultDatabase
+		}
+		return st, fmt.Sprintf("Azure Cosmos DB %s, database %s", cfg.Endpoint, db), nil
+	case !errors.Is(err, cosmos.ErrNotConfigured):
+		return nil, "", err
+	}
+	st, err := sqlite.Open(ctx, dbPath, sqlite.Config{Dimensions: dims, Logger: logger})
+	if err != nil {
+		return nil, "", err
+	}
+	return st, "SQLite file " + dbPath, nil
+}
+
 func run(ctx context.Context, w io.Writer, logger *slog.Logger, dbPath string, forceOffline bool, lookup func(string) (string, bool)) error {
 	m, err := pickModels(lookup, forceOffline)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "agentmemory demo — using the %s\nmemory: SQLite file %s\n\n", m.desc, dbPath)
-
-	st, err := sqlite.Open(ctx, dbPath, sqlite.Config{Dimensions: m.emb.Dimensions(), Logger: logger})
+	fmt.Fprintf(w, "agentmemory demo — using the %s\n", m.desc)
+	st, desc, err := openStore(ctx, lookup, dbPath, m.emb.Dimensions(), logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	fmt.Fprintf(w, "memory: %s\n\n", desc)
 	mem, err := provider.New(st, provider.Config{Chat: m.chat, Mini: m.mini, Embedder: m.emb, Logger: logger})
 	if err != nil {
 		return err

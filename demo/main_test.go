@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -58,4 +60,20 @@ func TestDemoRejectsBrokenModelConfig(t *testing.T) {
 	err := run(context.Background(), io.Discard, quiet(), filepath.Join(t.TempDir(), "m.db"), false, lookup)
 	require.Error(t, err, "a half-configured model must be reported, not replaced by the offline client")
 	assert.Contains(t, err.Error(), "AZURE_OPENAI")
+}
+
+func TestDemoRunsOnCosmosWhenConfigured(t *testing.T) {
+	endpoint := cosmostest.Endpoint(t) // skips without Node.js or the npm packages (fails in CI)
+	env := map[string]string{
+		"AZURE_COSMOS_ENDPOINT": endpoint,
+		"AZURE_COSMOS_KEY":      cosmostest.Key,
+		"AZURE_COSMOS_DATABASE": cosmostest.DatabaseName(t),
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out, quiet(), filepath.Join(t.TempDir(), "unused.db"), false, lookup))
+	got := out.String()
+	assert.Contains(t, got, "memory: Azure Cosmos DB "+endpoint+", database "+env["AZURE_COSMOS_DATABASE"])
+	assert.Contains(t, got, "memory: turns 1-10 stored as one interaction")
+	assert.Contains(t, got, "$500 a month", "retrieval found session one's words on Cosmos")
 }
