@@ -110,6 +110,7 @@ func TestMainAgentCallsRetrieveUserFactsThroughTheMiniAgent(t *testing.T) {
 
 	// The mini-agent searched twice, then answered citing the stored document.
 	require.Len(t, miniRequests, 2)
+	assert.Equal(t, retrieval.DefaultMaxAnswerTokens, *miniRequests[0].Chat.MaxTokens, "the mini-agent's answers are bounded")
 	assert.Contains(t, miniRequests[0].LastUserText(), "<request>\nwhat did I decide about my 401k rollover\n</request>")
 	var toolMsgs []string
 	for _, m := range miniRequests[1].Chat.Messages {

@@ -35,6 +35,8 @@ const (
 	DefaultMinSimilarity = 0.75
 	DefaultTimeout       = 2 * time.Second
 	DefaultMaxRounds     = 3
+	// DefaultMaxAnswerTokens caps each mini-agent model call.
+	DefaultMaxAnswerTokens = 500
 	// DefaultCandidates is how many documents each kind's search returns
 	// before fusion.
 	DefaultCandidates = 20
@@ -65,6 +67,9 @@ type Config struct {
 	// MaxRounds bounds the mini-agent's tool rounds; zero means
 	// DefaultMaxRounds.
 	MaxRounds int
+	// MaxAnswerTokens caps each mini-agent model call's answer; zero means
+	// DefaultMaxAnswerTokens.
+	MaxAnswerTokens int
 	// Rewrite is how vague follow-ups become search queries: RewritePrepend
 	// (the default, no model call), RewriteLLM or RewriteOff.
 	Rewrite string
@@ -93,8 +98,8 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 		return nil, fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", cfg.MinSimilarity)
 	case cfg.Rewrite != "" && cfg.Rewrite != RewritePrepend && cfg.Rewrite != RewriteLLM && cfg.Rewrite != RewriteOff:
 		return nil, fmt.Errorf("retrieval: unknown Config.Rewrite %q (want %q, %q or %q)", cfg.Rewrite, RewritePrepend, RewriteLLM, RewriteOff)
-	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.MaxRounds < 0:
-		return nil, errors.New("retrieval: negative Candidates, Timeout or MaxRounds, or Candidates above store.MaxTopK")
+	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.MaxRounds < 0, cfg.MaxAnswerTokens < 0:
+		return nil, errors.New("retrieval: negative Candidates, Timeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
 	}
 	if cfg.Prompts == nil {
 		cfg.Prompts = prompts.Default()
@@ -116,6 +121,9 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 	}
 	if cfg.MaxRounds == 0 {
 		cfg.MaxRounds = DefaultMaxRounds
+	}
+	if cfg.MaxAnswerTokens == 0 {
+		cfg.MaxAnswerTokens = DefaultMaxAnswerTokens
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

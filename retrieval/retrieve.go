@@ -59,6 +59,7 @@ func (r *Retriever) agentAnswer(ctx context.Context, userID, query string) Answe
 		Instructions:  p.System,
 		Tools:         r.SearchTools(userID),
 		MaxToolRounds: r.cfg.MaxRounds,
+		MaxTokens:     r.cfg.MaxAnswerTokens,
 		Logger:        r.cfg.Logger,
 	})
 	resp, err := mini.Run(ctx, mini.NewSession(), agent.UserText(p.User))
