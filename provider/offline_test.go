@@ -357,3 +357,30 @@ func TestRetrievalModesOffline(t *testing.T) {
 		assert.Empty(t, resp.Messages[0].ToolCalls)
 	})
 }
+
+func TestSessionsThatGiveWayResume(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.MaxLive = 1; c.K = 3 })
+	a, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	b, err := s.a.NewUserSession("u2")
+	require.NoError(t, err)
+	for i := 1; i <= 4; i++ { // a and b take turns pushing each other out of memory
+		_, err := s.a.Run(ctx, a, agent.UserText(fmt.Sprintf("a says %d", i)))
+		require.NoError(t, err)
+		_, err = s.a.Run(ctx, b, agent.UserText(fmt.Sprintf("b says %d", i)))
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.mem.Flush(ctx))
+	for _, c := range []struct {
+		user string
+		sess *agent.Session
+	}{{"u1", a}, {"u2", b}} {
+		got, err := s.st.GetSession(ctx, c.user, c.sess.ID())
+		require.NoError(t, err)
+		assert.Equal(t, 4, got.State.TurnCounter, c.user)
+		assert.Equal(t, 3, got.State.PrunedThrough, c.user)
+		_, ok := s.mem.LastManifest(c.sess.ID())
+		assert.Equal(t, c.user == "u2", ok, "only the most recent session's manifest is kept with MaxLive 1")
+	}
+}

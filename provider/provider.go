@@ -94,6 +94,7 @@ const (
 	DefaultWorkers      = 2
 	DefaultMaxAttempts  = 3
 	DefaultRetryBackoff = 500 * time.Millisecond
+	DefaultMaxLive      = 10000
 )
 
 // Config configures a MemoryProvider. Mini (or Chat) and Embedder are
@@ -142,6 +143,12 @@ type Config struct {
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
 
+	// MaxLive bounds the sessions held in memory (and the manifests kept);
+	// the least recently used give way. A session that gives way loses
+	// nothing: its state is in the store and the next run resumes it. Zero
+	// means DefaultMaxLive.
+	MaxLive int
+
 	// Logger receives what memory survives; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -159,8 +166,8 @@ type MemoryProvider struct {
 	q   *queue
 
 	mu        sync.Mutex
-	live      map[string]*liveSession // by memory session id
-	manifests map[string]keeper.Manifest
+	live      *lru[*liveSession]    // by memory session id
+	manifests *lru[keeper.Manifest] // by agent session id
 }
 
 type liveSession struct {
@@ -190,8 +197,8 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		return nil, fmt.Errorf("provider: unknown Config.Mode %d", cfg.Mode)
 	case cfg.Retrieval < RetrievalOnDemand || cfg.Retrieval > RetrievalOff:
 		return nil, fmt.Errorf("provider: unknown Config.Retrieval %d", cfg.Retrieval)
-	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0:
-		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts or RetryBackoff")
+	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0, cfg.MaxLive < 0:
+		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff or MaxLive")
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -207,6 +214,9 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = DefaultRetryBackoff
+	}
+	if cfg.MaxLive == 0 {
+		cfg.MaxLive = DefaultMaxLive
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -246,8 +256,12 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	return &MemoryProvider{
 		st: st, k: k, r: r, cfg: cfg, log: log,
 		q:         newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
-		live:      make(map[string]*liveSession),
-		manifests: make(map[string]keeper.Manifest),
+		live: newLRU(cfg.MaxLive, func(_ string, ls *liveSession) {
+			if ls.timer != nil {
+				ls.timer.Stop() // an idle session that gives way is ended when it resumes and idles again
+			}
+		}),
+		manifests: newLRU[keeper.Manifest](cfg.MaxLive, nil),
 	}, nil
 }
 
@@ -274,7 +288,7 @@ func (p *MemoryProvider) userOf(sess *agent.Session) (string, error) {
 // pruned in the background.
 func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSession, error) {
 	p.mu.Lock()
-	ls := p.live[id]
+	ls, _ := p.live.get(id)
 	p.mu.Unlock()
 	if ls != nil {
 		if ls.ks.UserID() != userID {
@@ -288,14 +302,14 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ls := p.live[id]; ls != nil { // opened concurrently
+	if ls, ok := p.live.get(id); ok { // opened concurrently
 		return ls, nil
 	}
 	ls = &liveSession{ks: ks}
 	if p.cfg.Retrieval.tool() {
 		ls.tool = p.r.Tool(userID)
 	}
-	p.live[id] = ls
+	p.live.put(id, ls)
 	if ks.NeedsPrune() {
 		p.schedulePrune(ks)
 	}
@@ -337,8 +351,8 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 		return res, fmt.Errorf("provider: end session %s: %w", id, err)
 	}
 	p.mu.Lock()
-	if p.live[id] == ls {
-		delete(p.live, id)
+	if cur, ok := p.live.get(id); ok && cur == ls {
+		p.live.remove(id)
 		if ls.timer != nil {
 			ls.timer.Stop()
 		}
@@ -362,14 +376,13 @@ func (p *MemoryProvider) sessionID(sess *agent.Session) string {
 
 const stateRunSession = "agentmemory.run_session"
 
-// LastManifest returns the manifest of the last context injected into the
-// memory session id: every document and turn the model was told, and what
-// the budget left out.
+// LastManifest returns the manifest of the last context injected into a
+// run of the agent session with id sessionID: every document and turn the
+// model was told, and what the budget left out.
 func (p *MemoryProvider) LastManifest(sessionID string) (keeper.Manifest, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	m, ok := p.manifests[sessionID]
-	return m, ok
+	return p.manifests.get(sessionID)
 }
 
 // Flush waits until the background work queued so far is done.
@@ -380,11 +393,11 @@ func (p *MemoryProvider) Flush(ctx context.Context) error { return p.q.flush(ctx
 // sessions resume). Sessions are not ended. The store is not closed.
 func (p *MemoryProvider) Close(ctx context.Context) error {
 	p.mu.Lock()
-	for _, ls := range p.live {
+	p.live.each(func(_ string, ls *liveSession) {
 		if ls.timer != nil {
 			ls.timer.Stop()
 		}
-	}
+	})
 	p.mu.Unlock()
 	return p.q.close(ctx)
 }
