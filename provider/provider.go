@@ -255,7 +255,7 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	log := cfg.Logger.With("component", "agentmemory")
 	return &MemoryProvider{
 		st: st, k: k, r: r, cfg: cfg, log: log,
-		q:         newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
+		q: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
 		live: newLRU(cfg.MaxLive, func(_ string, ls *liveSession) {
 			if ls.timer != nil {
 				ls.timer.Stop() // an idle session that gives way is ended when it resumes and idles again
