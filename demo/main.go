@@ -14,7 +14,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,15 +23,10 @@ import (
 	"strings"
 
 	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/embed"
-	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/keeper"
-	"github.com/agentmemory/agentmemory/llm/offline"
-	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/store/cosmos"
-	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
 func main() {
@@ -62,77 +56,21 @@ func main() {
 	}
 }
 
-// models are the clients the demo runs on.
-type models struct {
-	chat, mini agent.ChatClient
-	emb        embed.Embedder
-	desc       string
-}
-
-// pickModels returns the configured model, or the offline client when none
-// is configured or forceOffline is set. It never falls back silently: a
-// half-configured model is an error, and desc says which one runs.
-func pickModels(lookup func(string) (string, bool), forceOffline bool) (*models, error) {
-	if !forceOffline {
-		c, err := openai.FromEnv(lookup, openai.Config{})
-		switch {
-		case err == nil:
-			return &models{chat: c.Chat, mini: c.Mini, emb: c.Embedder, desc: "model " + c.String()}, nil
-		case !errors.Is(err, openai.ErrNotConfigured):
-			return nil, fmt.Errorf("model configuration: %w", err)
-		}
-	}
-	client, err := offline.New(offline.Config{})
-	if err != nil {
-		return nil, err
-	}
-	emb, err := lexical.New(lexical.Config{})
-	if err != nil {
-		return nil, err
-	}
-	return &models{chat: client, mini: client, emb: emb, desc: "offline client (no LLM: deterministic rules, no network) and the lexical embedder"}, nil
-}
-
 const userID = "demo-client"
 
-// openStore opens Azure Cosmos DB when AZURE_COSMOS_ENDPOINT is set (see
-// README), else the embedded SQLite file at dbPath.
-func openStore(ctx context.Context, lookup func(string) (string, bool), dbPath string, dims int, logger *slog.Logger) (store.Store, string, error) {
-	cfg, err := cosmos.FromEnv(lookup, cosmos.Config{Dimensions: dims, CreateIfNotExists: true, Logger: logger})
-	switch {
-	case err == nil:
-		st, err := cosmos.Open(ctx, cfg)
-		if err != nil {
-			return nil, "", err
-		}
-		db := cfg.Database
-		if db == "" {
-			db = cosmos.DefaultDatabase
-		}
-		return st, fmt.Sprintf("Azure Cosmos DB %s, database %s", cfg.Endpoint, db), nil
-	case !errors.Is(err, cosmos.ErrNotConfigured):
-		return nil, "", err
-	}
-	st, err := sqlite.Open(ctx, dbPath, sqlite.Config{Dimensions: dims, Logger: logger})
-	if err != nil {
-		return nil, "", err
-	}
-	return st, "SQLite file " + dbPath, nil
-}
-
 func run(ctx context.Context, w io.Writer, logger *slog.Logger, dbPath string, forceOffline bool, lookup func(string) (string, bool)) error {
-	m, err := pickModels(lookup, forceOffline)
+	m, err := stack.ModelsFromEnv(lookup, forceOffline)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "agentmemory demo — using the %s\n", m.desc)
-	st, desc, err := openStore(ctx, lookup, dbPath, m.emb.Dimensions(), logger)
+	fmt.Fprintf(w, "agentmemory demo — using the %s\n", m.Description)
+	st, desc, err := stack.OpenStore(ctx, lookup, dbPath, m.Embedder.Dimensions(), logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	fmt.Fprintf(w, "memory: %s\n\n", desc)
-	mem, err := provider.New(st, provider.Config{Chat: m.chat, Mini: m.mini, Embedder: m.emb, Logger: logger})
+	mem, err := provider.New(st, provider.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -142,7 +80,7 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, dbPath string, f
 	if err != nil {
 		return err
 	}
-	advisor := agent.New(m.chat, agent.Config{
+	advisor := agent.New(m.Chat, agent.Config{
 		Name:             "advisor",
 		Instructions:     "You are a careful, friendly financial advisor. Use the financial_glossary tool to explain terms.",
 		Tools:            []agent.Tool{glossary},

@@ -1,0 +1,84 @@
+// Package stack chooses what the project's commands (the demo, the LoCoMo
+// evaluation) run on, from the environment: the models — llm/openai when
+// configured, else the offline "no LLM" client with the lexical embedder —
+// and the store — Azure Cosmos DB when AZURE_COSMOS_ENDPOINT is set, else a
+// SQLite file. Nothing falls back silently: a half-configured model or
+// store is an error, and each choice comes with a line describing it.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/llm/openai"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/cosmos"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+// Models are the clients a command runs on.
+type Models struct {
+	Chat, Mini agent.ChatClient
+	Embedder   embed.Embedder
+	// Offline reports the offline client and the lexical embedder.
+	Offline bool
+	// Description says which models run, without secrets.
+	Description string
+}
+
+// ModelsFromEnv returns the model llm/openai.FromEnv configures from
+// lookup, or the offline client and lexical embedder when none is
+// configured or forceOffline is set.
+func ModelsFromEnv(lookup func(string) (string, bool), forceOffline bool) (*Models, error) {
+	if !forceOffline {
+		c, err := openai.FromEnv(lookup, openai.Config{})
+		switch {
+		case err == nil:
+			return &Models{Chat: c.Chat, Mini: c.Mini, Embedder: c.Embedder, Description: "model " + c.String()}, nil
+		case !errors.Is(err, openai.ErrNotConfigured):
+			return nil, fmt.Errorf("model configuration: %w", err)
+		}
+	}
+	client, err := offline.New(offline.Config{})
+	if err != nil {
+		return nil, err
+	}
+	emb, err := lexical.New(lexical.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return &Models{Chat: client, Mini: client, Embedder: emb, Offline: true,
+		Description: "offline client (no LLM: deterministic rules, no network) and the lexical embedder"}, nil
+}
+
+// OpenStore opens Azure Cosmos DB as store/cosmos.FromEnv configures it
+// from lookup (creating the database and containers if needed), or else
+// the SQLite file at sqlitePath. dims is the embedder's dimension.
+func OpenStore(ctx context.Context, lookup func(string) (string, bool), sqlitePath string, dims int, logger *slog.Logger) (store.Store, string, error) {
+	cfg, err := cosmos.FromEnv(lookup, cosmos.Config{Dimensions: dims, CreateIfNotExists: true, Logger: logger})
+	switch {
+	case err == nil:
+		st, err := cosmos.Open(ctx, cfg)
+		if err != nil {
+			return nil, "", err
+		}
+		db := cfg.Database
+		if db == "" {
+			db = cosmos.DefaultDatabase
+		}
+		return st, fmt.Sprintf("Azure Cosmos DB %s, database %s", cfg.Endpoint, db), nil
+	case !errors.Is(err, cosmos.ErrNotConfigured):
+		return nil, "", fmt.Errorf("store configuration: %w", err)
+	}
+	st, err := sqlite.Open(ctx, sqlitePath, sqlite.Config{Dimensions: dims, Logger: logger})
+	if err != nil {
+		return nil, "", err
+	}
+	return st, "SQLite file " + sqlitePath, nil
+}

@@ -1,0 +1,64 @@
+package stack
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
+	"github.com/agentmemory/agentmemory/store/cosmos"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestModelsFromEnv(t *testing.T) {
+	m, err := ModelsFromEnv(env(nil), false)
+	require.NoError(t, err)
+	assert.True(t, m.Offline)
+	assert.Contains(t, m.Description, "no LLM")
+
+	m, err = ModelsFromEnv(env(map[string]string{"OPENAI_API_KEY": "sk-test"}), false)
+	require.NoError(t, err)
+	assert.False(t, m.Offline)
+	assert.NotContains(t, m.Description, "sk-test", "no secret in the description")
+
+	m, err = ModelsFromEnv(env(map[string]string{"OPENAI_API_KEY": "sk-test"}), true)
+	require.NoError(t, err)
+	assert.True(t, m.Offline, "forced offline")
+
+	_, err = ModelsFromEnv(env(map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com"}), false)
+	assert.ErrorContains(t, err, "AZURE_OPENAI", "half-configured is an error, never the offline client")
+}
+
+func TestOpenStore(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, desc, err := OpenStore(context.Background(), env(nil), path, 8, quiet)
+	require.NoError(t, err)
+	defer st.Close()
+	assert.Equal(t, "SQLite file "+path, desc)
+	_, ok := st.(*sqlite.Store)
+	assert.True(t, ok)
+
+	_, _, err = OpenStore(context.Background(), env(map[string]string{"AZURE_COSMOS_ENDPOINT": "https://x", "AZURE_COSMOS_VECTOR_INDEX": "hnsw"}), path, 8, quiet)
+	assert.ErrorContains(t, err, "AZURE_COSMOS_VECTOR_INDEX")
+
+	endpoint := cosmostest.Endpoint(t) // skips without Node.js or the npm packages (fails in CI)
+	db := cosmostest.DatabaseName(t)
+	cs, desc, err := OpenStore(context.Background(), env(map[string]string{
+		"AZURE_COSMOS_ENDPOINT": endpoint, "AZURE_COSMOS_KEY": cosmostest.Key, "AZURE_COSMOS_DATABASE": db,
+	}), path, 8, quiet)
+	require.NoError(t, err)
+	defer cs.Close()
+	assert.Equal(t, "Azure Cosmos DB "+endpoint+", database "+db, desc)
+	_, ok = cs.(*cosmos.Store)
+	assert.True(t, ok)
+}
