@@ -109,8 +109,13 @@ func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input 
 // Invoked implements agent.ContextProvider: it stores the run as one turn —
 // the user's input and the assistant's answer, with tool calls and results
 // in the turn's metadata — durably, before returning, then queues any
-// pruning. A failed run stores the user's input with the error noted.
+// pruning. A failed run stores nothing, as the agent's session records
+// nothing of it: a retry of the same input is not remembered twice.
 func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) error {
+	if ic.Err != nil {
+		p.log.DebugContext(ctx, "memory: failed run not stored", "session", ic.Session.ID(), "err", ic.Err)
+		return nil
+	}
 	userID, err := p.userOf(ic.Session)
 	if err != nil {
 		return err
@@ -198,15 +203,9 @@ func turnOf(ic *agent.InvokedContext, now time.Time) store.Turn {
 			}
 		}
 	}
-	if len(tools) > 0 || ic.Err != nil {
-		t.Metadata = map[string]string{}
-	}
 	if len(tools) > 0 {
 		b, _ := json.Marshal(tools) // always valid: Arguments is valid JSON by contract
-		t.Metadata["tools"] = string(b)
-	}
-	if ic.Err != nil {
-		t.Metadata["error"] = ic.Err.Error()
+		t.Metadata = map[string]string{"tools": string(b)}
 	}
 	return t
 }
