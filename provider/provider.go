@@ -283,17 +283,19 @@ func (p *MemoryProvider) userOf(sess *agent.Session) (string, error) {
 	return "", fmt.Errorf("provider: session %s has no user id and Config.UserID is empty: %w", sess.ID(), agent.ErrInvalidUserID)
 }
 
+// liveKey keys the live sessions: by user and session, so that two users
+// with the same session id never share one.
+func liveKey(userID, id string) string { return userID + "\x00" + id }
+
 // open returns the live memory session id of userID, opening (or
 // resuming) it if needed. A resumed session with a full chunk waiting is
 // pruned in the background.
 func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSession, error) {
+	key := liveKey(userID, id)
 	p.mu.Lock()
-	ls, _ := p.live.get(id)
+	ls, _ := p.live.get(key)
 	p.mu.Unlock()
 	if ls != nil {
-		if ls.ks.UserID() != userID {
-			return nil, fmt.Errorf("provider: session %s belongs to another user", id)
-		}
 		return ls, nil
 	}
 	ks, err := p.k.Open(ctx, userID, id)
@@ -302,14 +304,14 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ls, ok := p.live.get(id); ok { // opened concurrently
+	if ls, ok := p.live.get(key); ok { // opened concurrently
 		return ls, nil
 	}
 	ls = &liveSession{ks: ks}
 	if p.cfg.Retrieval.tool() {
 		ls.tool = p.r.Tool(userID)
 	}
-	p.live.put(id, ls)
+	p.live.put(key, ls)
 	if ks.NeedsPrune() {
 		p.schedulePrune(ks)
 	}
@@ -350,9 +352,10 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	if err != nil {
 		return res, fmt.Errorf("provider: end session %s: %w", id, err)
 	}
+	key := liveKey(userID, id)
 	p.mu.Lock()
-	if cur, ok := p.live.get(id); ok && cur == ls {
-		p.live.remove(id)
+	if cur, ok := p.live.get(key); ok && cur == ls {
+		p.live.remove(key)
 		if ls.timer != nil {
 			ls.timer.Stop()
 		}
