@@ -384,3 +384,30 @@ func TestSessionsThatGiveWayResume(t *testing.T) {
 		assert.Equal(t, c.user == "u2", ok, "only the most recent session's manifest is kept with MaxLive 1")
 	}
 }
+
+func TestTwoUsersWithTheSameSessionID(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	alice, err := agent.NewSession("shared-id", "alice")
+	require.NoError(t, err)
+	bob, err := agent.NewSession("shared-id", "bob")
+	require.NoError(t, err)
+	_, err = s.a.Run(ctx, alice, agent.UserText("Alice's secret is her Acme 401k."))
+	require.NoError(t, err)
+	_, err = s.a.Run(ctx, bob, agent.UserText("Bob likes bonds."))
+	require.NoError(t, err)
+	_, err = s.a.Run(ctx, bob, agent.UserText("What do I like?"))
+	require.NoError(t, err)
+	for user, want := range map[string]int{"alice": 1, "bob": 2} {
+		got, err := s.st.GetSession(ctx, user, "shared-id")
+		require.NoError(t, err)
+		assert.Equal(t, want, got.State.TurnCounter, user)
+		for _, tr := range got.State.Turns {
+			assert.NotContains(t, tr.Messages[0].Content, map[string]string{"alice": "Bob", "bob": "Alice"}[user])
+		}
+	}
+	m, _ := s.mem.LastManifest("shared-id")
+	for _, it := range m.Items {
+		assert.NotContains(t, it.ID, alice.Messages()[0].ID, "bob's context never holds alice's turn")
+	}
+}
