@@ -140,7 +140,7 @@ func converse(ctx context.Context, w io.Writer, a *agent.Agent, mem *provider.Me
 		if err := mem.Flush(ctx); err != nil {
 			return err
 		}
-		if man, ok := mem.LastManifest(sess.ID()); ok {
+		if man, ok := mem.LastManifest(sess); ok {
 			fmt.Fprintf(w, "memory:    %s\n", describe(man))
 		}
 		for _, m := range resp.Messages {

@@ -59,7 +59,7 @@ func Example() {
 	if _, err := advisor.Run(ctx, second, agent.UserText("What do you remember about my 401k?")); err != nil {
 		log.Fatal(err)
 	}
-	m, _ := mem.LastManifest(second.ID())
+	m, _ := mem.LastManifest(second)
 	fmt.Println("second session's context:", m.Items[0].Kind, m.Items[0].ID == first.ID())
 	// Output:
 	// first session: completed - 1 interaction stored

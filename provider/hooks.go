@@ -60,7 +60,7 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 		}
 	}
 	p.mu.Lock()
-	p.manifests.put(ic.Session.ID(), c.Manifest)
+	p.manifests.put(liveKey(userID, ic.Session.ID()), c.Manifest)
 	p.mu.Unlock()
 	p.log.DebugContext(ctx, "memory: context injected", "user", userID, "session", id,
 		"tokens", c.Manifest.Tokens, "budget", c.Manifest.Budget, "items", len(c.Manifest.Items), "omitted", len(c.Manifest.Omitted), "manifest", c.Manifest)

@@ -118,7 +118,7 @@ func TestOfflineSQLiteFlow(t *testing.T) {
 	resp, err := s.a.Run(ctx, next, agent.UserText("What did we discuss about my 401k?"))
 	require.NoError(t, err)
 	assert.Contains(t, resp.Text(), "From memory", "the offline client answered from the injected memory")
-	m, ok := s.mem.LastManifest(next.ID())
+	m, ok := s.mem.LastManifest(next)
 	require.True(t, ok)
 	require.NotEmpty(t, m.Items)
 	assert.Equal(t, "session_summary", m.Items[0].Kind)
@@ -199,12 +199,12 @@ func TestUsersAreIsolated(t *testing.T) {
 	require.NoError(t, err)
 	_, err = a.Run(ctx, bob, agent.UserText("What is my savings goal?"))
 	require.NoError(t, err)
-	m, ok := p.LastManifest(bob.ID())
+	m, ok := p.LastManifest(bob)
 	require.True(t, ok)
 	assert.Empty(t, m.Items, "nothing of alice's reaches bob's first context")
 	_, err = a.Run(ctx, bob, agent.UserText("And my age?"))
 	require.NoError(t, err)
-	m, _ = p.LastManifest(bob.ID())
+	m, _ = p.LastManifest(bob)
 	require.Len(t, m.Items, 1)
 	assert.Equal(t, "turn", m.Items[0].Kind)
 	assert.True(t, strings.HasPrefix(m.Items[0].ID, bob.Messages()[0].ID), "bob's own turn only")
@@ -213,7 +213,7 @@ func TestUsersAreIsolated(t *testing.T) {
 	anon := a.NewSession()
 	_, err = a.Run(ctx, anon, agent.UserText("hello"))
 	require.NoError(t, err)
-	_, ok = p.LastManifest(anon.ID())
+	_, ok = p.LastManifest(anon)
 	assert.False(t, ok)
 
 	// Bob cannot end Alice's session by naming its id.
@@ -320,7 +320,7 @@ func TestRetrievalModesOffline(t *testing.T) {
 		resp, err := s.a.Run(ctx, next, agent.UserText("How much did I say I could save each month?"))
 		require.NoError(t, err)
 		assert.Contains(t, resp.Text(), "$500")
-		m, _ := s.mem.LastManifest(next.ID())
+		m, _ := s.mem.LastManifest(next)
 		var kinds []string
 		for _, it := range m.Items {
 			kinds = append(kinds, it.Kind)
@@ -330,7 +330,7 @@ func TestRetrievalModesOffline(t *testing.T) {
 
 		_, err = s.a.Run(ctx, next, agent.UserText("Thanks!"))
 		require.NoError(t, err)
-		m, _ = s.mem.LastManifest(next.ID())
+		m, _ = s.mem.LastManifest(next)
 		for _, it := range m.Items {
 			assert.NotContains(t, it.Kind, "retrieved", "a thank-you searches nothing")
 		}
@@ -380,7 +380,7 @@ func TestSessionsThatGiveWayResume(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 4, got.State.TurnCounter, c.user)
 		assert.Equal(t, 3, got.State.PrunedThrough, c.user)
-		_, ok := s.mem.LastManifest(c.sess.ID())
+		_, ok := s.mem.LastManifest(c.sess)
 		assert.Equal(t, c.user == "u2", ok, "only the most recent session's manifest is kept with MaxLive 1")
 	}
 }
@@ -406,7 +406,7 @@ func TestTwoUsersWithTheSameSessionID(t *testing.T) {
 			assert.NotContains(t, tr.Messages[0].Content, map[string]string{"alice": "Bob", "bob": "Alice"}[user])
 		}
 	}
-	m, _ := s.mem.LastManifest("shared-id")
+	m, _ := s.mem.LastManifest(bob)
 	for _, it := range m.Items {
 		assert.NotContains(t, it.ID, alice.Messages()[0].ID, "bob's context never holds alice's turn")
 	}

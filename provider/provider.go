@@ -167,7 +167,7 @@ type MemoryProvider struct {
 
 	mu        sync.Mutex
 	live      *lru[*liveSession]    // by memory session id
-	manifests *lru[keeper.Manifest] // by agent session id
+	manifests *lru[keeper.Manifest] // by user and agent session id
 }
 
 type liveSession struct {
@@ -380,12 +380,16 @@ func (p *MemoryProvider) sessionID(sess *agent.Session) string {
 const stateRunSession = "agentmemory.run_session"
 
 // LastManifest returns the manifest of the last context injected into a
-// run of the agent session with id sessionID: every document and turn the
-// model was told, and what the budget left out.
-func (p *MemoryProvider) LastManifest(sessionID string) (keeper.Manifest, bool) {
+// run of sess: every document and turn the model was told, and what the
+// budget left out.
+func (p *MemoryProvider) LastManifest(sess *agent.Session) (keeper.Manifest, bool) {
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return keeper.Manifest{}, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.manifests.get(sessionID)
+	return p.manifests.get(liveKey(userID, sess.ID()))
 }
 
 // Flush waits until the background work queued so far is done.

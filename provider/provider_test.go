@@ -165,7 +165,7 @@ func TestTwentyThreeTurnsThroughTheFakeServer(t *testing.T) {
 	require.Len(t, tools, 1, "the retrieve_user_facts tool is offered (on-demand retrieval)")
 	assert.Equal(t, "retrieve_user_facts", tools[0].Function.Name)
 
-	m, ok := f.mem.LastManifest(sess.ID())
+	m, ok := f.mem.LastManifest(sess)
 	require.True(t, ok)
 	require.Len(t, m.Items, 6)
 	assert.Equal(t, "cumulative_summary", m.Items[0].Kind)
