@@ -500,7 +500,19 @@ func isFiller(w string) bool {
 		"yes", "no", "can", "could", "would", "should", "will", "shall", "might", "must", "us",
 		"sir", "madam", "fine", "perfect", "awesome", "welcome", "glad", "happy", "help",
 		"user", "users", "assistant", "ask", "asks", "asked", "discuss", "discussed", "mention", "mentioned",
-		"explain", "explained", "agree", "agreed", "agrees", "suggest", "suggested":
+		"explain", "explained", "agree", "agreed", "agrees", "suggest", "suggested",
+		"last", "next", "two", "three", "four", "five", "ten", "hundred":
+		return true
+	}
+	return isInterjection(w)
+}
+
+// isInterjection reports exclamations and stock reactions that carry no
+// topic and start no name ("Wow", "Oh", "Congrats").
+func isInterjection(w string) bool {
+	switch w {
+	case "wow", "oh", "ooh", "ah", "aw", "aww", "awww", "whoa", "yay", "omg", "haha", "hahaha", "lol", "hmm", "um", "uh",
+		"congrats", "congratulations", "sorry", "please", "dear", "hiya", "heya", "yo", "nice", "amazing", "awesome":
 		return true
 	}
 	return false
@@ -629,8 +641,10 @@ func findEntities(text string, toks []token) []entity {
 }
 
 // names finds runs of capitalised words ("Fidelity", "Bank of America").
-// A run that starts the sentence counts only with two words or more, after
-// leading stopwords ("The", "My") are dropped.
+// Leading stopwords, greetings and interjections ("The", "My", "Hey",
+// "Wow") are dropped from a run; a run that starts the sentence counts only
+// with two words or more before they are dropped ("Hey Sarah" gives
+// "Sarah").
 func names(text string, toks []token, claimed func(int, int) bool) []entity {
 	var out []entity
 	for i := 0; i < len(toks); {
@@ -655,7 +669,7 @@ func names(text string, toks []token, claimed func(int, int) bool) []entity {
 		}
 		run := toks[i:j]
 		atStart := i == 0
-		for len(run) > 0 && lexis.IsStopword(run[0].norm) {
+		for len(run) > 0 && (lexis.IsStopword(run[0].norm) || isSocial(run[0].norm) || isInterjection(run[0].norm)) {
 			run, atStart = run[1:], false
 		}
 		if len(run) > 0 && !(atStart && len(run) < 2) {

@@ -250,12 +250,37 @@ func TestEntities(t *testing.T) {
 		{"John Smith retires in 2030 at age 62 with a SEP-IRA and an HSA.", []string{"John Smith", "2030", "age 62", "SEP IRA", "HSA"}},
 		{"Put 5 percent in a Roth 401(k) and the rest in index funds.", []string{"5 percent", "Roth 401k", "index fund"}},
 		{"Today I met Anna. I think so.", []string{"Anna"}},
+		// Greetings and interjections start no name.
+		{"Hey Sarah! Wow, Tom, that is great. Thanks Sarah.", []string{"Sarah", "Tom"}},
+		{"Oh Fidelity called. Congrats Anna Lee on the new job.", []string{"Fidelity", "Anna Lee"}},
+		{"Hey there. Wow!", []string{}},
 	}
 	for _, tt := range tests {
 		d := analyse([]string{tt.text})
 		if got := d.entities(20); !slices.Equal(got, tt.want) {
 			t.Errorf("entities(%q) = %q, want %q", tt.text, got, tt.want)
 		}
+	}
+}
+
+func TestTopicsLeaveOutInterjectionsAndCounts(t *testing.T) {
+	d := analyse(textSentences("Wow, the garden looks great! Wow, last week I planted two roses in the garden. " +
+		"Oh, next week two more roses. Wow, congrats on the roses and the garden!"))
+	got := d.topics(prompts.MaxTopics)
+	for _, want := range []string{"garden", "roses"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("topics %q lack %q", got, want)
+		}
+	}
+	for _, bad := range []string{"wow", "oh", "congrats", "last", "next", "two"} {
+		if slices.Contains(got, bad) {
+			t.Errorf("topics %q hold %q", got, bad)
+		}
+	}
+	// The summary prefers the sentences that say something over the
+	// exclamations around them.
+	if s := joinSentences(d.summarySentences(1)); s != "Wow, last week I planted two roses in the garden." {
+		t.Errorf("summary %q", s)
 	}
 }
 

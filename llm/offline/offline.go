@@ -39,7 +39,11 @@
 //     found by pattern: money and percentages ($500, 15%), numbers with a
 //     unit (10 years), dates (March 3, 2025; 2030), account and product
 //     names (401k, Roth IRA, ETF, HSA…) and capitalised names that do not
-//     merely start a sentence (Fidelity, Bank of America);
+//     merely start a sentence (Fidelity, Bank of America), a leading
+//     greeting or interjection dropped ("Hey Sarah" is Sarah, "Wow" alone
+//     is nothing). Filler words are no topics: besides stopwords, the
+//     social and conversational words, interjections (wow, oh, congrats),
+//     small number words and "last"/"next";
 //   - cumulative_summary: the previous summary followed by the most
 //     informative new sentences not already covered, within
 //     prompts.CumulativeSummaryWords words (the least informative previous
