@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
 // clock is the provider's clock: the date of the session being recorded.
@@ -36,7 +36,7 @@ func (c *clock) set(t time.Time) {
 // memory is the system under test: the store, the provider that writes it
 // and the retriever that searches it.
 type memory struct {
-	st    *sqlite.Store
+	st    store.Store
 	prov  *provider.MemoryProvider
 	ret   *retrieval.Retriever
 	clock *clock
@@ -45,24 +45,27 @@ type memory struct {
 	log   *slog.Logger
 }
 
-func openMemory(ctx context.Context, dir string, m *models, turns int, logger *slog.Logger) (*memory, error) {
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "locomo.db"), sqlite.Config{Dimensions: m.emb.Dimensions(), Logger: logger})
+// openMemory opens the store stack.OpenStore picks (Azure Cosmos DB when
+// AZURE_COSMOS_ENDPOINT is set, else a SQLite file in dir) and the provider
+// and retriever on it.
+func openMemory(ctx context.Context, lookup func(string) (string, bool), dir string, m *stack.Models, turns int, logger *slog.Logger) (*memory, string, error) {
+	st, desc, err := stack.OpenStore(ctx, lookup, filepath.Join(dir, "locomo.db"), m.Embedder.Dimensions(), logger)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	clk := &clock{t: time.Now().UTC()}
-	prov, err := provider.New(st, provider.Config{Mini: m.mini, Embedder: m.emb, K: turns, Logger: logger, Now: clk.now})
+	prov, err := provider.New(st, provider.Config{Mini: m.Mini, Embedder: m.Embedder, K: turns, Logger: logger, Now: clk.now})
 	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, "", err
 	}
-	ret, err := retrieval.New(st, retrieval.Config{Embedder: m.emb, Logger: logger})
+	ret, err := retrieval.New(st, retrieval.Config{Embedder: m.Embedder, Logger: logger})
 	if err != nil {
 		prov.Close(ctx)
 		st.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return &memory{st: st, prov: prov, ret: ret, clock: clk, model: m.emb.Model(), turns: turns, log: logger}, nil
+	return &memory{st: st, prov: prov, ret: ret, clock: clk, model: m.Embedder.Model(), turns: turns, log: logger}, desc, nil
 }
 
 func (m *memory) close(ctx context.Context) {

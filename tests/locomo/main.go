@@ -54,18 +54,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 
-	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/embed"
-	"github.com/agentmemory/agentmemory/embed/lexical"
-	"github.com/agentmemory/agentmemory/llm/offline"
-	"github.com/agentmemory/agentmemory/llm/openai"
+	"github.com/agentmemory/agentmemory/internal/stack"
 )
 
 // options are the command's flags.
@@ -104,37 +99,6 @@ func main() {
 	}
 }
 
-// models are the clients memory runs on.
-type models struct {
-	mini agent.ChatClient
-	emb  embed.Embedder
-	desc string
-}
-
-// pickModels returns the configured model, or the offline client when none
-// is configured or forceOffline is set. A half-configured model is an
-// error.
-func pickModels(lookup func(string) (string, bool), forceOffline bool) (*models, error) {
-	if !forceOffline {
-		c, err := openai.FromEnv(lookup, openai.Config{})
-		switch {
-		case err == nil:
-			return &models{mini: c.Mini, emb: c.Embedder, desc: "model " + c.String()}, nil
-		case !errors.Is(err, openai.ErrNotConfigured):
-			return nil, fmt.Errorf("model configuration: %w", err)
-		}
-	}
-	client, err := offline.New(offline.Config{})
-	if err != nil {
-		return nil, err
-	}
-	emb, err := lexical.New(lexical.Config{})
-	if err != nil {
-		return nil, err
-	}
-	return &models{mini: client, emb: emb, desc: "offline client and lexical embedder"}, nil
-}
-
 func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, lookup func(string) (string, bool)) error {
 	switch {
 	case o.k < 1 || o.k > 100:
@@ -146,7 +110,7 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 	if err != nil {
 		return err
 	}
-	m, err := pickModels(lookup, o.offline)
+	m, err := stack.ModelsFromEnv(lookup, o.offline)
 	if err != nil {
 		return err
 	}
@@ -159,12 +123,12 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	mem, err := openMemory(ctx, dir, m, o.turns, logger)
+	mem, storeDesc, err := openMemory(ctx, lookup, dir, m, o.turns, logger)
 	if err != nil {
 		return err
 	}
 	defer mem.close(ctx)
-	fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.desc, o.turns, o.k)
+	fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, memory on %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.Description, storeDesc, o.turns, o.k)
 	for _, c := range convs {
 		st, err := mem.ingest(ctx, c)
 		if err != nil {
@@ -176,7 +140,7 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 	if err != nil {
 		return err
 	}
-	rep.Model, rep.Turns = m.desc, o.turns
+	rep.Model, rep.Turns = m.Description, o.turns
 	rep.writeMarkdown(w)
 	if o.jsonPath != "" {
 		if err := rep.writeJSON(o.jsonPath); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
@@ -149,4 +150,30 @@ func TestRejects(t *testing.T) {
 func TestSplitEvidence(t *testing.T) {
 	assert.Equal(t, []string{"D8:6", "D9:17", "D1:2"}, splitEvidence([]string{"D8:6; D9:17", " D1:2 "}))
 	assert.Empty(t, splitEvidence(nil))
+}
+
+func TestCommandOnCosmos(t *testing.T) {
+	endpoint := cosmostest.Endpoint(t) // skips without Node.js or the npm packages (fails in CI)
+	env := map[string]string{
+		"AZURE_COSMOS_ENDPOINT": endpoint,
+		"AZURE_COSMOS_KEY":      cosmostest.Key,
+		"AZURE_COSMOS_DATABASE": cosmostest.DatabaseName(t),
+	}
+	figures := func(lookup func(string) (string, bool)) (string, map[string]any) {
+		o := options{data: "testdata", k: 10, turns: 2, jsonPath: filepath.Join(t.TempDir(), "out.json")}
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), &out, quiet(), o, lookup))
+		b, err := os.ReadFile(o.jsonPath)
+		require.NoError(t, err)
+		var obj map[string]any
+		require.NoError(t, json.Unmarshal(b, &obj))
+		return out.String(), obj
+	}
+	out, onCosmos := figures(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	assert.Contains(t, out, "memory on Azure Cosmos DB "+endpoint)
+	_, onSQLite := figures(noEnv)
+	// The same ingest and questions give the same recall on either store.
+	for _, k := range []string{"questions", "recall_all", "recall_any", "by_category"} {
+		assert.Equal(t, onSQLite[k], onCosmos[k], k)
+	}
 }
