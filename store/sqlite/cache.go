@@ -55,8 +55,18 @@ type vecSet struct {
 	gen   int64
 	rows  []vecRow
 	pos   map[string]int // id → index in rows
-	bytes int64          // of rows
+	bytes int64          // of rows, codes and factors
 	text  *textIndex
+
+	// With coded, each row's vectors also have a ternary code and a factor
+	// (prefilter.go), in step with rows: row i's code of slot j is
+	// codes[j][i*2*codeBytes(dim):], its factor factors[j][i] (0 for a
+	// missing vector or one of another length than dim, which is the
+	// length of the first vector put).
+	coded   bool
+	dim     int
+	codes   [2][]byte
+	factors [2][]float32
 }
 
 // size is the set's approximate memory in bytes.
@@ -71,16 +81,75 @@ func newVecSet(gen int64, n int) *vecSet {
 	return &vecSet{gen: gen, rows: make([]vecRow, 0, n), pos: make(map[string]int, n)}
 }
 
+// withCodes makes an empty set keep sign codes of its vectors.
+func (s *vecSet) withCodes() *vecSet {
+	s.coded = true
+	return s
+}
+
 // put inserts or replaces a row; the caller holds mu for writing or owns s.
 func (s *vecSet) put(r vecRow) {
 	if i, ok := s.pos[r.id]; ok {
 		s.bytes += r.size() - s.rows[i].size()
 		s.rows[i] = r
+		s.encode(i)
 		return
 	}
 	s.pos[r.id] = len(s.rows)
 	s.rows = append(s.rows, r)
 	s.bytes += r.size()
+	s.encode(len(s.rows) - 1)
+}
+
+// encode computes the codes of row i, appending them when i is new.
+func (s *vecSet) encode(i int) {
+	if !s.coded {
+		return
+	}
+	r := &s.rows[i]
+	if s.dim == 0 {
+		for _, v := range r.vecs {
+			if len(v) > 0 {
+				s.dim = len(v)
+				break
+			}
+		}
+		if s.dim == 0 {
+			// No vector seen yet: keep the factors in step with the rows.
+			for j := range s.factors {
+				if i == len(s.factors[j]) {
+					s.factors[j] = append(s.factors[j], 0)
+				}
+			}
+			return
+		}
+		s.recode() // with the dimension now known, every row included
+		return
+	}
+	stride := 2 * codeBytes(s.dim)
+	for j, v := range r.vecs {
+		if i == len(s.factors[j]) {
+			s.codes[j] = append(s.codes[j], make([]byte, stride)...)
+			s.factors[j] = append(s.factors[j], 0)
+			s.bytes += int64(stride + 4)
+		}
+		code := s.codes[j][i*stride : (i+1)*stride]
+		clear(code)
+		s.factors[j][i] = 0
+		if len(v) == s.dim {
+			s.factors[j][i] = encodeTernary(v, r.norms[j], code)
+		}
+	}
+}
+
+// recode computes every row's codes afresh, s.dim being known.
+func (s *vecSet) recode() {
+	for j := range s.codes {
+		s.codes[j], s.factors[j] = s.codes[j][:0], s.factors[j][:0]
+	}
+	for i := range s.rows {
+		s.encode(i)
+	}
 }
 
 // remove deletes a row by id; the caller holds mu for writing.
@@ -98,6 +167,21 @@ func (s *vecSet) remove(id string) {
 	s.rows[last] = vecRow{}
 	s.rows = s.rows[:last]
 	delete(s.pos, id)
+	if s.coded {
+		stride := 2 * max(codeBytes(s.dim), 0)
+		for j := range s.factors {
+			if len(s.factors[j]) <= last {
+				continue
+			}
+			if s.dim > 0 {
+				copy(s.codes[j][i*stride:(i+1)*stride], s.codes[j][last*stride:])
+				s.codes[j] = s.codes[j][:last*stride]
+				s.bytes -= int64(stride + 4)
+			}
+			s.factors[j][i] = s.factors[j][last]
+			s.factors[j] = s.factors[j][:last]
+		}
+	}
 }
 
 type cacheKey struct {
@@ -322,11 +406,18 @@ func (f *filter) match(r *vecRow) bool {
 // one pass; the caller holds mu for reading or owns s. Each leg is what
 // store.VectorRanker returns (the same similarity expression, threshold,
 // bound and tie order), without its per-candidate allocations.
-func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64) [][]store.Scored {
+//
+// A coded set of at least pf.min rows is ranked through its sign codes
+// (rankPrefiltered) when the query has the set's dimension: the legs are
+// then exact over a pool of candidates, not over every row.
+func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64, pf prefilter) [][]store.Scored {
 	legs := make([][]store.Scored, len(slots))
 	qn := embed.Norm(query)
 	if k <= 0 || qn == 0 {
 		return legs
+	}
+	if s.coded && pf.on() && len(s.rows) >= pf.min && s.dim > 0 && len(query) == s.dim {
+		return s.rankPrefiltered(f, slots, query, qn, k, minSim, pf)
 	}
 	heaps := make([]scoredMinHeap, len(slots))
 	for i := range heaps {

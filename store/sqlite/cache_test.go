@@ -113,7 +113,7 @@ func TestVecSetRankFilters(t *testing.T) {
 	q := []float32{1, 0, 0, 0}
 	ids := func(f filter) []string {
 		var out []string
-		for _, sc := range s.rank(&f, []int{0}, q, 10, -1)[0] {
+		for _, sc := range s.rank(&f, []int{0}, q, 10, -1, prefilter{})[0] {
 			out = append(out, sc.ID)
 		}
 		return out
@@ -169,7 +169,7 @@ func TestVecSetRankMatchesVectorRanker(t *testing.T) {
 		}
 		minSim := []float64{-1, 0, 0.2}[qi%3]
 		for _, k := range []int{1, 5, 100} {
-			got := s.rank(&f, []int{0, 1}, q, k, minSim)
+			got := s.rank(&f, []int{0, 1}, q, k, minSim, prefilter{})
 			for j, slot := range []int{0, 1} {
 				ref := store.NewVectorRanker(q, k, minSim)
 				for i := range s.rows {

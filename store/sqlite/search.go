@@ -130,7 +130,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 			vecDone = make(chan struct{})
 			go func() {
 				defer close(vecDone)
-				legs = set.rank(&f, slots, q.Vector, depth, q.MinSimilarity)
+				legs = set.rank(&f, slots, q.Vector, depth, q.MinSimilarity, s.pf)
 			}()
 		}
 		var text []store.Scored
@@ -196,7 +196,8 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 		}
 		set.mu.RUnlock()
 	}
-	if set, err = loadSet(ctx, tx, userID, sp, gen, s.cache.max > 0); err != nil {
+	cached := s.cache.max > 0
+	if set, err = loadSet(ctx, tx, userID, sp, gen, cached, cached && s.pf.on()); err != nil {
 		return nil, nil, err
 	}
 	s.cache.put(key, set)
@@ -211,8 +212,8 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 // loadSet reads a user's searchable rows of one kind (every row but
 // superseded insights), their vectors and the columns the filters need, as
 // of the transaction's snapshot (generation gen), and with withText their
-// full-text index.
-func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText bool) (*vecSet, error) {
+// full-text index, with withCodes their sign codes.
+func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText, withCodes bool) (*vecSet, error) {
 	var query string
 	switch sp.kind {
 	case store.KindInteraction:
@@ -230,6 +231,9 @@ WHERE user_id = ?`
 		return nil, err
 	}
 	set := newVecSet(gen, n)
+	if withCodes {
+		set.withCodes()
+	}
 	rids := make([]int64, 0, n)
 	var arena vecArena
 	if err := func() error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -23,6 +24,15 @@ const (
 	DefaultBusyTimeout      = 5 * time.Second
 	DefaultCacheSizeKiB     = 8 << 10
 	DefaultVectorCacheBytes = 512 << 20
+
+	// DefaultVectorPrefilterMin, DefaultVectorPoolPerResult and
+	// DefaultVectorPoolFraction are the defaults of the Config fields of
+	// the same names (without Default).
+	DefaultVectorPrefilterMin  = 2_000
+	DefaultVectorPoolPerResult = 10
+	DefaultVectorPoolFraction  = 0.4
+	// vectorPoolFloor is the smallest pre-filter pool of a vector leg.
+	vectorPoolFloor = 200
 )
 
 // Config configures a Store. The zero value is usable.
@@ -38,13 +48,36 @@ type Config struct {
 	// CacheSizeKiB is SQLite's page cache per connection, in KiB; zero
 	// means DefaultCacheSizeKiB (8 MiB).
 	CacheSizeKiB int
-	// VectorCacheBytes bounds the in-memory vector cache (about 4 bytes per
-	// dimension per vector plus ~200 bytes per document); the least recently
+	// VectorCacheBytes bounds the in-memory vector cache (about 4.25 bytes
+	// per dimension per vector, codes included, plus ~200 bytes per document
+	// and the text index); the least recently
 	// searched user's sets are evicted first. Zero means
 	// DefaultVectorCacheBytes (512 MiB, enough for 100,000 interactions with
 	// two 384-d vectors); a negative value disables the cache, so every
 	// vector search reads the user's vectors from the file.
 	VectorCacheBytes int64
+	// VectorPrefilterMin is the number of documents of one kind from which
+	// a user's cached vectors are searched through a pre-filter: each
+	// vector also has a ternary code (100 bytes for 384 dimensions), a
+	// vector leg scores every code against the query (an estimate of the
+	// cosine) and ranks only the best estimates exactly, its pool of
+	// max(VectorPoolPerResult × depth, VectorPoolFraction × n, 200)
+	// vectors, where depth is the leg's depth (max(TopK, 100)) and n the
+	// number of vectors that pass the search's filters. Scores are always
+	// exact; a document outside the pool is missed (see the package
+	// documentation for the recall). Zero means DefaultVectorPrefilterMin
+	// (2,000); a negative value turns the pre-filter off: every vector leg
+	// is an exact scan. Smaller sets, and sets not cached, are always
+	// scanned exactly.
+	VectorPrefilterMin int
+	// VectorPoolPerResult is the pool's size per result of the leg; zero
+	// means DefaultVectorPoolPerResult (10).
+	VectorPoolPerResult int
+	// VectorPoolFraction is the pool's size as a fraction of the vectors
+	// searched, in (0, 1]; zero means DefaultVectorPoolFraction (0.4, the
+	// smallest measured to keep a search's top 5 at 0.99 recall on
+	// embed/lexical vectors; 0.1 is enough for dense random vectors).
+	VectorPoolFraction float64
 	// MaxReaders caps the read connections; zero means max(4, GOMAXPROCS).
 	MaxReaders int
 	// Logger receives migrations (Info) and cache activity (Debug); nil
@@ -61,6 +94,7 @@ type Store struct {
 	r     *sql.DB    // readers
 	wmu   sync.Mutex // serialises write transactions and their cache updates
 	cache *vecCache
+	pf    prefilter
 	toks  tokenCache
 
 	closed    atomic.Bool
@@ -87,6 +121,18 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	}
 	if cfg.VectorCacheBytes == 0 {
 		cfg.VectorCacheBytes = DefaultVectorCacheBytes
+	}
+	if cfg.VectorPrefilterMin == 0 {
+		cfg.VectorPrefilterMin = DefaultVectorPrefilterMin
+	}
+	if cfg.VectorPoolPerResult <= 0 {
+		cfg.VectorPoolPerResult = DefaultVectorPoolPerResult
+	}
+	if cfg.VectorPoolFraction <= 0 || cfg.VectorPoolFraction > 1 || math.IsNaN(cfg.VectorPoolFraction) {
+		if cfg.VectorPoolFraction != 0 {
+			return nil, fmt.Errorf("sqlite: open %s: VectorPoolFraction %v not in (0, 1]", path, cfg.VectorPoolFraction)
+		}
+		cfg.VectorPoolFraction = DefaultVectorPoolFraction
 	}
 	if cfg.MaxReaders <= 0 {
 		cfg.MaxReaders = max(4, runtime.GOMAXPROCS(0))
@@ -128,6 +174,8 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		w:     w,
 		r:     r,
 		cache: newVecCache(cfg.VectorCacheBytes),
+		pf: prefilter{min: cfg.VectorPrefilterMin, perResult: cfg.VectorPoolPerResult,
+			fraction: cfg.VectorPoolFraction, floor: vectorPoolFloor},
 	}, nil
 }
 
