@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -347,13 +348,13 @@ func measureRecall(fx recallFixture, pf prefilter) recall {
 }
 
 // TestPrefilterRecall measures the default pool's recall against exact
-// ranking on 10,000 documents (3,000 under the race detector) and 200
-// queries (50): random unit vectors, and lexical embeddings of generated
+// ranking on 10,000 documents (2,500 under the race detector) and 200
+// queries (30): random unit vectors, and lexical embeddings of generated
 // sentences. The fused top 5 and each leg's top 5 must agree at 0.99.
 func TestPrefilterRecall(t *testing.T) {
 	n, queries := 10_000, 200
 	if raceEnabled {
-		n, queries = 3_000, 50
+		n, queries = 2_500, 30
 	}
 	pf := prefilter{min: DefaultVectorPrefilterMin, perResult: DefaultVectorPoolPerResult,
 		fraction: DefaultVectorPoolFraction, floor: vectorPoolFloor}
@@ -423,4 +424,62 @@ func BenchmarkVecSetRank(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestStorePrefilter searches a store whose pre-filter is on from the first
+// document (so its codes are built on load and kept in step by cached
+// writes, and its pools of at least 200 hold every row) against one with
+// exact scans only: the same hits and scores, before and after writes.
+func TestStorePrefilter(t *testing.T) {
+	ctx := t.Context()
+	open := func(min int) *Store {
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{Dimensions: 16, VectorPrefilterMin: min})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	pre, exact := open(1), open(-1)
+	rng := rand.New(rand.NewPCG(17, 18))
+	vec := func() []float32 {
+		v := make([]float32, 16)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			in := &store.Interaction{ID: store.InteractionID("s", i, i), SessionID: "s", FirstTurn: i, LastTurn: i,
+				Timestamp: t0(i % 24), Content: fmt.Sprintf("turn %d", i), ContentVector: vec(), Summary: "sum", SummaryVector: vec()}
+			if i%4 == 0 {
+				in.SummaryVector = nil
+			}
+			require.NoError(t, pre.PutInteraction(ctx, "u", in))
+			require.NoError(t, exact.PutInteraction(ctx, "u", in))
+		}
+	}
+	check := func() {
+		for range 5 {
+			q := store.SearchRequest{Vector: vec(), TopK: 5}
+			a, err := pre.SearchInteractions(ctx, "u", q)
+			require.NoError(t, err)
+			b, err := exact.SearchInteractions(ctx, "u", q)
+			require.NoError(t, err)
+			require.Equal(t, len(b), len(a))
+			for i := range a {
+				assert.Equal(t, b[i].Doc.ID, a[i].Doc.ID)
+				assert.Equal(t, b[i].Score, a[i].Score)
+			}
+		}
+	}
+	put(1, 30)
+	check() // loads the sets
+	put(20, 50)
+	require.NoError(t, pre.DeleteDocument(ctx, "u", store.KindInteraction, store.InteractionID("s", 3, 3)))
+	require.NoError(t, exact.DeleteDocument(ctx, "u", store.KindInteraction, store.InteractionID("s", 3, 3)))
+	check() // cached writes
+	set := pre.cache.get(cacheKey{"u", store.KindInteraction})
+	require.NotNil(t, set)
+	assert.True(t, set.coded)
+	checkCodes(t, set)
 }
