@@ -18,4 +18,3 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
-
