@@ -138,8 +138,7 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 		return nil, fmt.Errorf("keeper: open: %w", err)
 	}
 	doc, err := k.st.GetSession(ctx, userID, sessionID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
 		doc = &store.SessionSummary{
 			ID:               sessionID,
 			UserID:           userID,
@@ -147,13 +146,17 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 			Status:           store.SessionActive,
 			ReflectionStatus: store.ReflectionPending,
 			EmbeddingModel:   k.cfg.Embedder.Model(),
+			ETag:             store.CreateOnly,
 		}
 		doc.UpdatedAt = doc.StartTime
-		if err := k.st.PutSession(ctx, userID, doc); err != nil {
-			return nil, fmt.Errorf("keeper: create session %s: %w", sessionID, err)
+		err = k.st.PutSession(ctx, userID, doc)
+		if errors.Is(err, store.ErrConflict) { // another process created it first: resume theirs
+			doc, err = k.st.GetSession(ctx, userID, sessionID)
 		}
+	}
+	switch {
 	case err != nil:
-		return nil, fmt.Errorf("keeper: load session %s: %w", sessionID, err)
+		return nil, fmt.Errorf("keeper: open session %s: %w", sessionID, err)
 	case doc.Status == store.SessionCompleted:
 		return nil, fmt.Errorf("%w: %s", ErrSessionCompleted, sessionID)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -285,4 +286,32 @@ func TestBudgetDropsOldestTurnsThenSummariesNeverProfile(t *testing.T) {
 	assert.NotContains(t, c.Block, "Recent Session Summaries")
 	assert.Equal(t, c.Manifest.Omitted[0].Turn, 1, "oldest turn first")
 	assert.Greater(t, c.Manifest.Tokens, c.Manifest.Budget, "over budget only because of the profile")
+}
+
+func TestProcessesOpeningTheSameNewSessionAtOnce(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	const n = 6
+	sessions := make([]*keeper.Session, n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		k, err := keeper.New(e.st, keeper.Config{Mini: e.k.Config().Mini, Embedder: e.k.Config().Embedder})
+		require.NoError(t, err)
+		wg.Go(func() { sessions[i], errs[i] = k.Open(ctx, "u1", "fresh") })
+	}
+	wg.Wait()
+	for i := range n {
+		require.NoError(t, errs[i])
+	}
+	// Each "process" adds a turn; none overwrote another's session document,
+	// so every turn lands.
+	for i, s := range sessions {
+		_, err := s.AddTurn(ctx, turn(i+1))
+		require.NoError(t, err)
+	}
+	got, err := e.st.GetSession(ctx, "u1", "fresh")
+	require.NoError(t, err)
+	assert.Equal(t, n, got.State.TurnCounter)
+	assert.Len(t, got.State.Turns, n)
 }

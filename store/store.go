@@ -52,9 +52,11 @@ type Store interface {
 	SupersedeInsight(ctx context.Context, userID, id string, s Supersession) error
 
 	// PutSession writes a session document. With an empty doc.ETag it
-	// inserts or replaces unconditionally; otherwise it succeeds only if the
-	// stored document has that ETag, and fails with ErrConflict if it has
-	// another or no longer exists. On success doc.ETag holds the new ETag.
+	// inserts or replaces unconditionally; with CreateOnly it inserts only
+	// if no document has that id, and fails with ErrConflict otherwise;
+	// with any other ETag it succeeds only if the stored document has that
+	// ETag, and fails with ErrConflict if it has another or no longer
+	// exists. On success doc.ETag holds the new ETag.
 	PutSession(ctx context.Context, userID string, doc *SessionSummary) error
 	// GetSession returns the session document with its ETag, or ErrNotFound.
 	GetSession(ctx context.Context, userID, sessionID string) (*SessionSummary, error)
@@ -80,6 +82,12 @@ type Store interface {
 	// ErrClosed.
 	Close() error
 }
+
+// CreateOnly, as SessionSummary.ETag, makes PutSession an insert that
+// fails with ErrConflict when the session already exists (HTTP's
+// If-None-Match: *), so two processes starting the same session cannot
+// overwrite each other.
+const CreateOnly = "*"
 
 // InteractionFilter selects interactions for ListInteractions. The zero
 // value selects all of the user's interactions.

@@ -23,6 +23,14 @@ func (s *Store) upsert(ctx context.Context, kind store.Kind, userID string, body
 	return string(resp.ETag), err
 }
 
+// create writes a document that must not exist yet (409 otherwise).
+func (s *Store) create(ctx context.Context, kind store.Kind, userID string, body []byte) (string, error) {
+	start := time.Now()
+	resp, err := s.container(kind).CreateItem(ctx, pk(userID), body, nil)
+	s.observe(ctx, OpCreate, kind, resp.RequestCharge, start, err)
+	return string(resp.ETag), err
+}
+
 // replace writes a document only if its stored ETag is etag.
 func (s *Store) replace(ctx context.Context, kind store.Kind, userID, id string, body []byte, etag string) (string, error) {
 	start := time.Now()
@@ -291,12 +299,21 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 		return err
 	}
 	var etag string
-	if doc.ETag == "" {
+	switch doc.ETag {
+	case "":
 		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
 		if err != nil {
 			return mapWriteErr("put session "+doc.ID, err)
 		}
-	} else {
+	case store.CreateOnly:
+		etag, err = s.create(ctx, store.KindSessionSummary, userID, body)
+		if statusOf(err) == http.StatusConflict {
+			return fmt.Errorf("%w: put session %q: already exists: %w", store.ErrConflict, doc.ID, err)
+		}
+		if err != nil {
+			return mapWriteErr("put session "+doc.ID, err)
+		}
+	default:
 		etag, err = s.replace(ctx, store.KindSessionSummary, userID, doc.ID, body, doc.ETag)
 		switch statusOf(err) {
 		case http.StatusNotFound:

@@ -21,6 +21,7 @@ type Op string
 // Request kinds.
 const (
 	OpRead      Op = "read"      // point read
+	OpCreate    Op = "create"    // insert of a new document
 	OpUpsert    Op = "upsert"    // unconditional write
 	OpReplace   Op = "replace"   // conditional write (If-Match)
 	OpDelete    Op = "delete"    // point delete

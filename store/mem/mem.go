@@ -346,7 +346,11 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 	}
 	defer s.mu.Unlock()
 	u := s.userForWrite(userID)
-	if doc.ETag != "" {
+	if doc.ETag == store.CreateOnly {
+		if _, ok := u.sessions[doc.ID]; ok {
+			return fmt.Errorf("mem: session %q already exists: %w", doc.ID, store.ErrConflict)
+		}
+	} else if doc.ETag != "" {
 		old, ok := u.sessions[doc.ID]
 		if !ok {
 			return fmt.Errorf("mem: session %q no longer exists: %w", doc.ID, store.ErrConflict)

@@ -42,13 +42,18 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 			var cur string
 			err := tx.QueryRowContext(ctx, `SELECT etag FROM session_summaries WHERE user_id = ? AND id = ?`,
 				userID, doc.ID).Scan(&cur)
-			if errors.Is(err, sql.ErrNoRows) {
+			if doc.ETag == store.CreateOnly {
+				switch {
+				case err == nil:
+					return nil, fmt.Errorf("%w: session %s already exists", store.ErrConflict, doc.ID)
+				case !errors.Is(err, sql.ErrNoRows):
+					return nil, err
+				}
+			} else if errors.Is(err, sql.ErrNoRows) {
 				return nil, fmt.Errorf("%w: session %s no longer exists (ETag %s)", store.ErrConflict, doc.ID, doc.ETag)
-			}
-			if err != nil {
+			} else if err != nil {
 				return nil, err
-			}
-			if cur != doc.ETag {
+			} else if cur != doc.ETag {
 				return nil, fmt.Errorf("%w: session %s changed: ETag %s, stored %s", store.ErrConflict, doc.ID, doc.ETag, cur)
 			}
 		}

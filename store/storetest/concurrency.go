@@ -84,6 +84,45 @@ func testConcurrency(t *testing.T, s *suite) {
 			}
 		}
 	})
+	t.Run("CreateRace", func(t *testing.T) {
+		st := s.fresh(t)
+		const creators = 8
+		var (
+			wg         sync.WaitGroup
+			mu         sync.Mutex
+			wins, lost int
+			others     []error
+			winner     string
+		)
+		start := make(chan struct{})
+		for w := range creators {
+			wg.Go(func() {
+				doc := session("new", t0, fmt.Sprintf("creator %d", w))
+				doc.ETag = store.CreateOnly
+				<-start
+				err := st.PutSession(ctx(t), alice, doc)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+					winner = doc.Summary
+				case errors.Is(err, store.ErrConflict):
+					lost++
+				default:
+					others = append(others, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Empty(t, others)
+		assert.Equal(t, 1, wins, "exactly one create wins")
+		assert.Equal(t, creators-1, lost)
+		got, err := st.GetSession(ctx(t), alice, "new")
+		require.NoError(t, err)
+		assert.Equal(t, winner, got.Summary)
+	})
 	t.Run("ETagRace", func(t *testing.T) {
 		st := s.fresh(t)
 		base := session("s1", t0, "base")

@@ -35,6 +35,26 @@ func testETag(t *testing.T, s *suite) {
 		assert.Equal(t, "v3", cur.Summary)
 		assert.Equal(t, again.ETag, cur.ETag)
 	})
+	t.Run("CreateOnly", func(t *testing.T) {
+		st := s.fresh(t)
+		doc := session("s1", t0, "first")
+		doc.ETag = store.CreateOnly
+		require.NoError(t, st.PutSession(ctx(t), alice, doc), "CreateOnly inserts a new session")
+		require.NotEmpty(t, doc.ETag)
+		assert.NotEqual(t, store.CreateOnly, doc.ETag)
+
+		dup := session("s1", t0, "second")
+		dup.ETag = store.CreateOnly
+		require.ErrorIs(t, st.PutSession(ctx(t), alice, dup), store.ErrConflict, "CreateOnly never overwrites")
+		got, err := st.GetSession(ctx(t), alice, "s1")
+		require.NoError(t, err)
+		assert.Equal(t, "first", got.Summary)
+		assert.Equal(t, doc.ETag, got.ETag)
+
+		other := session("s1", t0, "bob's")
+		other.ETag = store.CreateOnly
+		require.NoError(t, st.PutSession(ctx(t), bob, other), "another user's session of the same id is another document")
+	})
 	t.Run("StaleETagConflicts", func(t *testing.T) {
 		st := s.fresh(t)
 		doc := session("s1", t0, "v1")
