@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"container/list"
+	"math"
 	"slices"
 	"sync"
 
@@ -24,10 +25,11 @@ type vecRow struct {
 	superseded  bool
 	vecs        [2][]float32
 	norms       [2]float32
+	tails       [2]tails // of each vector, for pruning (prune.go)
 }
 
 // rowOverhead approximates a vecRow's bytes beyond its vectors and strings.
-const rowOverhead = 200
+const rowOverhead = 224
 
 func (r *vecRow) size() int64 {
 	n := int64(rowOverhead + len(r.id) + len(r.session) + len(r.category) + len(r.insightType))
@@ -44,6 +46,7 @@ func (r *vecRow) setVectors(vs ...[]float32) {
 	for i, v := range vs {
 		r.vecs[i] = v
 		r.norms[i] = embed.Norm(v)
+		r.tails[i] = suffixNorms(v)
 	}
 }
 
@@ -420,9 +423,12 @@ func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim flo
 		return s.rankPrefiltered(f, slots, query, qn, k, minSim, pf)
 	}
 	heaps := make([]scoredMinHeap, len(slots))
+	cuts := make([]float64, len(slots)) // each leg's cut-off (prune.go)
 	for i := range heaps {
 		heaps[i] = make(scoredMinHeap, 0, k+1)
+		cuts[i] = minSim
 	}
+	p := newPruner(query, qn)
 	for i := range s.rows {
 		r := &s.rows[i]
 		if !f.match(r) {
@@ -433,11 +439,22 @@ func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim flo
 			if len(v) != len(query) || n == 0 {
 				continue
 			}
-			sim := float64(embed.Dot(query, v) / (n * qn))
+			lim := float32(math.Inf(-1))
+			if !pf.exhaustive {
+				lim = p.limit(cuts[j], n)
+			}
+			d, ok := p.dot(query, v, &r.tails[slot], lim)
+			if !ok {
+				continue
+			}
+			sim := float64(d / (n * qn))
 			if sim < minSim {
 				continue
 			}
 			heaps[j].offer(store.Scored{ID: r.id, Score: sim}, k)
+			if len(heaps[j]) == k {
+				cuts[j] = max(minSim, heaps[j][0].Score)
+			}
 		}
 	}
 	for i := range heaps {

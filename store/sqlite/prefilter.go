@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -121,6 +120,9 @@ type prefilter struct {
 	perResult int
 	fraction  float64
 	floor     int
+	// exhaustive turns threshold pruning (prune.go) off: tests and
+	// benchmarks compare the two.
+	exhaustive bool
 }
 
 func (p prefilter) on() bool { return p.min > 0 }
@@ -164,6 +166,7 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 		}
 	}
 	legs := make([][]store.Scored, len(slots))
+	p := newPruner(query, qn)
 	for j, slot := range slots {
 		codes, factors := s.codes[slot], s.factors[slot]
 		sc.est = grow(sc.est, len(sc.rows))
@@ -183,17 +186,30 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 			thr = nthLargest(sc.sel, p)
 		}
 		h := make(scoredMinHeap, 0, k+1)
+		cut := minSim // the leg's cut-off (prune.go)
 		for x, i := range sc.rows {
 			e := sc.est[x]
 			if e < thr || factors[i] == 0 {
 				continue
 			}
 			r := &s.rows[i]
-			sim := float64(embed.Dot(query, r.vecs[slot]) / (r.norms[slot] * qn))
+			n := r.norms[slot]
+			lim := float32(math.Inf(-1))
+			if !pf.exhaustive {
+				lim = p.limit(cut, n)
+			}
+			d, ok := p.dot(query, r.vecs[slot], &r.tails[slot], lim)
+			if !ok {
+				continue
+			}
+			sim := float64(d / (n * qn))
 			if sim < minSim {
 				continue
 			}
 			h.offer(store.Scored{ID: r.id, Score: sim}, k)
+			if len(h) == k {
+				cut = max(minSim, h[0].Score)
+			}
 		}
 		legs[j] = h.sorted()
 		if legs[j] == nil {

@@ -403,25 +403,39 @@ var (
 )
 
 // BenchmarkVecSetRank times the two vector legs of a search (depth 100) on
-// a coded set of random vectors: exact, and pre-filtered with several pools.
+// a coded set of 10,000 random or embed/lexical vectors: exact scans and
+// the default pool (40%), with threshold pruning (prune.go) and without,
+// at MinSimilarity 0 and 0.75 (direct-mode retrieval's default).
 func BenchmarkVecSetRank(b *testing.B) {
-	for _, n := range []int{10_000} {
-		fx := randomRecallFixture(n, 64)
-		f := filter{kind: store.KindInteraction}
+	const n = 10_000
+	f := filter{kind: store.KindInteraction}
+	for _, fx := range []struct {
+		name string
+		fx   func() recallFixture
+	}{
+		{"random", func() recallFixture { return randomRecallFixture(n, 64) }},
+		{"lexical", func() recallFixture { return lexicalRecallFixture(b, n, 64) }},
+	} {
+		x := fx.fx()
 		for _, c := range []struct {
 			name string
 			pf   prefilter
 		}{
 			{"exact", prefilter{}},
-			{"pool=10%", prefilter{min: 1, perResult: 1, fraction: 0.1, floor: 1}},
 			{"pool=40%", prefilter{min: 1, perResult: 1, fraction: 0.4, floor: 1}},
-			{"pool=1", prefilter{min: 1, perResult: 1, fraction: 0.0001, floor: 1}},
 		} {
-			b.Run(fmt.Sprintf("n=%d/%s", n, c.name), func(b *testing.B) {
-				for i := 0; b.Loop(); i++ {
-					fx.set.rank(&f, []int{0, 1}, fx.queries[i%len(fx.queries)], legDepth, -1, c.pf)
+			for _, minSim := range []float64{0, 0.75} {
+				for _, exhaustive := range []bool{true, false} {
+					pf := c.pf
+					pf.exhaustive = exhaustive
+					name := fmt.Sprintf("%s/n=%d/%s/min=%v/pruned=%v", fx.name, n, c.name, minSim, !exhaustive)
+					b.Run(name, func(b *testing.B) {
+						for i := 0; b.Loop(); i++ {
+							x.set.rank(&f, []int{0, 1}, x.queries[i%len(x.queries)], legDepth, minSim, pf)
+						}
+					})
 				}
-			})
+			}
 		}
 	}
 }
