@@ -64,7 +64,10 @@ func TestPrunedDotIsDot(t *testing.T) {
 				assert.InDelta(t, float64(embed.Norm(q[e:])), float64(p.tails[i]), 1e-5*float64(qn)+1e-30)
 			}
 			want := embed.Dot(q, v)
-			got, ok := p.dot(q, v, &vt, float32(math.Inf(-1)))
+			got, ok := p.dot(q, v, &vt, float32(math.Inf(-1))) // embed.Dot itself
+			require.True(t, ok)
+			require.Equal(t, math.Float32bits(want), math.Float32bits(got))
+			got, ok = p.dot(q, v, &vt, -math.MaxFloat32) // the blocks, never abandoned
 			require.True(t, ok)
 			require.Equal(t, math.Float32bits(want), math.Float32bits(got), "d=%d trial %d", d, trial)
 			cos := float64(want / (vn * qn))
