@@ -133,16 +133,11 @@ func (p prefilter) pool(k, n int) int {
 
 // scratch is a search's pre-filter working memory, reused across searches.
 type scratch struct {
-	lut   []float32
-	rows  []int32   // matching rows with the query's length
-	est   []float32 // their estimates, for one slot
-	sel   []float32 // a copy of est for selection
-	cand  []int32   // the pool's rows, for one slot
-	touch float32   // keeps the prefetching loads
+	lut  []float32
+	rows []int32   // matching rows with the query's length
+	est  []float32 // their estimates, for one slot
+	sel  []float32 // a copy of est for selection
 }
-
-// prefetchAhead is how many pool rows ahead rankPrefiltered touches.
-const prefetchAhead = 4
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -192,25 +187,10 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 		}
 		h := make(scoredMinHeap, 0, k+1)
 		cut := minSim // the leg's cut-off (prune.go)
-		sc.cand = sc.cand[:0]
 		for x, i := range sc.rows {
-			if sc.est[x] >= thr && factors[i] != 0 {
-				sc.cand = append(sc.cand, i)
-			}
-		}
-		// The pool's rows are scattered through the set, and each first
-		// read of one is a cache miss that the dot product waits for.
-		// Reading the first component of the row prefetchAhead places on
-		// starts that miss early, while this row is scored (Go has no
-		// prefetch instruction; the sum only keeps the loads). Measured on
-		// 10,000 interactions: 4–6% off a vector search, 5–13% off a
-		// direct retrieval.
-		var touch float32
-		for x, i := range sc.cand {
-			if y := x + prefetchAhead; y < len(sc.cand) {
-				if v := s.rows[sc.cand[y]].vecs[slot]; len(v) > 0 {
-					touch += v[0]
-				}
+			e := sc.est[x]
+			if e < thr || factors[i] == 0 {
+				continue
 			}
 			r := &s.rows[i]
 			n := r.norms[slot]
@@ -231,7 +211,6 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 				cut = max(minSim, h[0].Score)
 			}
 		}
-		sc.touch = touch
 		legs[j] = h.sorted()
 		if legs[j] == nil {
 			legs[j] = []store.Scored{}
