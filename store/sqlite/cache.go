@@ -405,21 +405,36 @@ func (f *filter) match(r *vecRow) bool {
 	return true
 }
 
+// exactThreshold is the MinSimilarity from which vector legs always scan
+// exactly: threshold pruning then abandons most rows after a quarter or
+// half of their dimensions, which measured faster than the pre-filter's
+// pool (retrieval's default threshold is 0.75).
+const exactThreshold = 0.5
+
+// usePrefilter reports whether a leg over s for a query of dim dimensions
+// and threshold minSim goes through the pre-filter's pool.
+func (s *vecSet) usePrefilter(dim int, minSim float64, pf prefilter) bool {
+	return s.coded && pf.on() && minSim < exactThreshold && len(s.rows) >= pf.min && s.dim > 0 && dim == s.dim
+}
+
 // rank runs one vector leg per field slot over the set's matching rows, in
 // one pass; the caller holds mu for reading or owns s. Each leg is what
 // store.VectorRanker returns (the same similarity expression, threshold,
 // bound and tie order), without its per-candidate allocations.
 //
 // A coded set of at least pf.min rows is ranked through its sign codes
-// (rankPrefiltered) when the query has the set's dimension: the legs are
-// then exact over a pool of candidates, not over every row.
+// (rankPrefiltered) when the query has the set's dimension and its
+// threshold is below exactThreshold: the legs are then exact over a pool
+// of candidates, not over every row. With a higher threshold the exact
+// scan, cut short by threshold pruning, is faster than the pool, so it is
+// used: exact and cheaper.
 func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64, pf prefilter) [][]store.Scored {
 	legs := make([][]store.Scored, len(slots))
 	qn := embed.Norm(query)
 	if k <= 0 || qn == 0 {
 		return legs
 	}
-	if s.coded && pf.on() && len(s.rows) >= pf.min && s.dim > 0 && len(query) == s.dim {
+	if s.usePrefilter(len(query), minSim, pf) {
 		return s.rankPrefiltered(f, slots, query, qn, k, minSim, pf)
 	}
 	heaps := make([]scoredMinHeap, len(slots))

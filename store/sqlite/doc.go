@@ -93,8 +93,10 @@
 // pool exactly. So every score, the threshold and the order are exact;
 // what is approximate is membership: a document whose estimate falls
 // outside the pool is missed. Smaller sets, sets not cached, queries of
-// another dimension and a pool as large as the set are exact by
-// construction; VectorPrefilterMin < 0 turns the pre-filter off.
+// another dimension, searches with a MinSimilarity of 0.5 or more (where
+// the pruned exact scan is faster than the pool) and a pool as large as
+// the set are exact by construction; VectorPrefilterMin < 0 turns the
+// pre-filter off.
 //
 // The pool is sized from measured recall (TestPrefilterRecall, 200 queries
 // on 10,000 documents, against the exact scan; a search with TopK 5 fuses

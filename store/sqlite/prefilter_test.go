@@ -216,6 +216,34 @@ func TestVecSetPrefilterExact(t *testing.T) {
 	q := vec()
 	f := filter{kind: store.KindInteraction}
 	assert.Equal(t, s.rank(&f, []int{0, 1}, q, 5, -1, prefilter{}), s.rank(&f, []int{0, 1}, q, 5, -1, small))
+
+	// The pool serves only thresholds below exactThreshold, full-length
+	// queries and large enough sets; otherwise the scan is exact.
+	assert.True(t, s.usePrefilter(d, 0.2, narrow))
+	assert.True(t, s.usePrefilter(d, -1, narrow))
+	assert.False(t, s.usePrefilter(d, exactThreshold, narrow))
+	assert.False(t, s.usePrefilter(d, 0.75, narrow))
+	assert.False(t, s.usePrefilter(d-1, 0.2, narrow))
+	assert.False(t, s.usePrefilter(d, 0.2, small))
+	assert.False(t, s.usePrefilter(d, 0.2, prefilter{}))
+
+	// From exactThreshold on, even the narrowest pool gives the exact scan's
+	// result: a noisy copy of a stored vector is found.
+	for i := 3; i < 3000; i += 97 {
+		r := &s.rows[i]
+		if len(r.vecs[0]) != d {
+			continue
+		}
+		near := slices.Clone(r.vecs[0])
+		for j := range near {
+			near[j] += float32(rng.NormFloat64()) * 0.1
+		}
+		for _, minSim := range []float64{exactThreshold, 0.75} {
+			want := s.rank(&f, []int{0, 1}, near, 5, minSim, prefilter{})
+			require.NotEmpty(t, want[0])
+			require.Equal(t, want, s.rank(&f, []int{0, 1}, near, 5, minSim, narrow), "threshold %v", minSim)
+		}
+	}
 }
 
 // recallFixture is a coded set of n rows with two vector fields and
