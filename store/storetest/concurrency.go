@@ -86,85 +86,69 @@ func testConcurrency(t *testing.T, s *suite) {
 	})
 	t.Run("CreateRace", func(t *testing.T) {
 		st := s.fresh(t)
-		const creators = 8
-		var (
-			wg         sync.WaitGroup
-			mu         sync.Mutex
-			wins, lost int
-			others     []error
-			winner     string
-		)
-		start := make(chan struct{})
-		for w := range creators {
-			wg.Go(func() {
-				doc := session("new", t0, fmt.Sprintf("creator %d", w))
-				doc.ETag = store.CreateOnly
-				<-start
-				err := st.PutSession(ctx(t), alice, doc)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					wins++
-					winner = doc.Summary
-				case errors.Is(err, store.ErrConflict):
-					lost++
-				default:
-					others = append(others, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		require.Empty(t, others)
-		assert.Equal(t, 1, wins, "exactly one create wins")
-		assert.Equal(t, creators-1, lost)
+		winner := sessionRace(t, st, 8, func(w int) *store.SessionSummary {
+			doc := session("new", t0, fmt.Sprintf("creator %d", w))
+			doc.ETag = store.CreateOnly
+			return doc
+		})
 		got, err := st.GetSession(ctx(t), alice, "new")
 		require.NoError(t, err)
-		assert.Equal(t, winner, got.Summary)
+		assert.Equal(t, winner.Summary, got.Summary, "the stored document is the winning create's")
+		assert.Equal(t, winner.ETag, got.ETag)
 	})
 	t.Run("ETagRace", func(t *testing.T) {
 		st := s.fresh(t)
 		base := session("s1", t0, "base")
 		require.NoError(t, st.PutSession(ctx(t), alice, base))
-		const writers = 12
-		var (
-			wg                   sync.WaitGroup
-			mu                   sync.Mutex
-			wins, conflicts      int
-			others               []error
-			winnerETag, winnerSm string
-		)
-		start := make(chan struct{})
-		for w := range writers {
-			wg.Go(func() {
-				doc := session("s1", t0, fmt.Sprintf("writer %d", w))
-				doc.ETag = base.ETag
-				doc.State.TurnCounter = w
-				<-start
-				err := st.PutSession(ctx(t), alice, doc)
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err == nil:
-					wins++
-					winnerETag, winnerSm = doc.ETag, doc.Summary
-				case errors.Is(err, store.ErrConflict):
-					conflicts++
-				default:
-					others = append(others, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		require.Empty(t, others)
-		assert.Equal(t, 1, wins, "exactly one conditional write wins")
-		assert.Equal(t, writers-1, conflicts)
+		winner := sessionRace(t, st, 12, func(w int) *store.SessionSummary {
+			doc := session("s1", t0, fmt.Sprintf("writer %d", w))
+			doc.ETag = base.ETag
+			doc.State.TurnCounter = w
+			return doc
+		})
 		got, err := st.GetSession(ctx(t), alice, "s1")
 		require.NoError(t, err)
-		assert.Equal(t, winnerSm, got.Summary, "the stored document is the winner's")
-		assert.Equal(t, winnerETag, got.ETag)
+		assert.Equal(t, winner.Summary, got.Summary, "the stored document is the winner's")
+		assert.Equal(t, winner.ETag, got.ETag)
 		assert.NotEqual(t, base.ETag, got.ETag)
 	})
+}
+
+// sessionRace starts n PutSession calls of alice's documents doc(0..n-1)
+// at once and checks that exactly one succeeds and the others fail with
+// ErrConflict. It returns the winner, with its new ETag.
+func sessionRace(t *testing.T, st store.Store, n int, doc func(int) *store.SessionSummary) *store.SessionSummary {
+	t.Helper()
+	var (
+		wg              sync.WaitGroup
+		mu              sync.Mutex
+		wins, conflicts int
+		others          []error
+		winner          *store.SessionSummary
+	)
+	start := make(chan struct{})
+	for w := range n {
+		d := doc(w)
+		wg.Go(func() {
+			<-start
+			err := st.PutSession(ctx(t), alice, d)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+				winner = d
+			case errors.Is(err, store.ErrConflict):
+				conflicts++
+			default:
+				others = append(others, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	require.Empty(t, others)
+	require.Equal(t, 1, wins, "exactly one write wins")
+	assert.Equal(t, n-1, conflicts)
+	return winner
 }
