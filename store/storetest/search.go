@@ -27,6 +27,16 @@ type searchKind struct {
 	find func(t *testing.T, st store.Store, user string, q store.SearchRequest) ([]hitView, error)
 }
 
+// views turns hits into hitViews, taking each document's id and text.
+func views[T any](hits []store.Hit[T], idText func(T) (string, string)) []hitView {
+	out := make([]hitView, len(hits))
+	for i, h := range hits {
+		id, text := idText(h.Doc)
+		out[i] = hitView{id, text, h.Score, h.Similarity, h.TextScore}
+	}
+	return out
+}
+
 var searchKinds = []searchKind{
 	{
 		name: "Interactions",
@@ -38,11 +48,7 @@ var searchKinds = []searchKind{
 		},
 		find: func(t *testing.T, st store.Store, user string, q store.SearchRequest) ([]hitView, error) {
 			hits, err := st.SearchInteractions(ctx(t), user, q)
-			out := make([]hitView, len(hits))
-			for i, h := range hits {
-				out[i] = hitView{h.Doc.ID, h.Doc.Content, h.Score, h.Similarity, h.TextScore}
-			}
-			return out, err
+			return views(hits, func(d *store.Interaction) (string, string) { return d.ID, d.Content }), err
 		},
 	},
 	{
@@ -55,11 +61,7 @@ var searchKinds = []searchKind{
 		},
 		find: func(t *testing.T, st store.Store, user string, q store.SearchRequest) ([]hitView, error) {
 			hits, err := st.SearchInsights(ctx(t), user, q)
-			out := make([]hitView, len(hits))
-			for i, h := range hits {
-				out[i] = hitView{h.Doc.ID, h.Doc.InsightText, h.Score, h.Similarity, h.TextScore}
-			}
-			return out, err
+			return views(hits, func(d *store.Insight) (string, string) { return d.ID, d.InsightText }), err
 		},
 	},
 	{
@@ -72,11 +74,7 @@ var searchKinds = []searchKind{
 		},
 		find: func(t *testing.T, st store.Store, user string, q store.SearchRequest) ([]hitView, error) {
 			hits, err := st.SearchSessions(ctx(t), user, q)
-			out := make([]hitView, len(hits))
-			for i, h := range hits {
-				out[i] = hitView{h.Doc.ID, h.Doc.Summary, h.Score, h.Similarity, h.TextScore}
-			}
-			return out, err
+			return views(hits, func(d *store.SessionSummary) (string, string) { return d.ID, d.Summary }), err
 		},
 	},
 }
