@@ -1,14 +1,14 @@
 // Package lexis holds the small pieces of text handling that the offline
 // parts of agentmemory share: word tokenisation, normalisation, a light
-// English stemmer, an English stopword list, sentence splitting and
-// word-overlap ranking.
+// English stemmer with a table of irregular inflections, an English
+// stopword list, sentence splitting and word-overlap ranking.
 //
 // Everything here is lexical and deterministic: there is no language model,
-// no dictionary beyond the stopword list and no locale. Words are maximal
-// runs of Unicode letters, digits and combining marks; an apostrophe between
-// two letters ("don't", "user’s") joins them and is dropped when the word is
-// normalised. Normalisation lower-cases with unicode.ToLower (no NFKC
-// folding). Scripts written without spaces (Chinese, Japanese, Thai) come
+// no dictionary beyond the stopword list and the irregular forms, and no
+// locale. Words are maximal runs of Unicode letters, digits and combining
+// marks; an apostrophe between two letters ("don't", "user’s") joins them
+// and is dropped when the word is normalised. Normalisation lower-cases
+// with unicode.ToLower (no NFKC folding). Scripts written without spaces (Chinese, Japanese, Thai) come
 // out as one long word per run, which callers compensate for with character
 // n-grams.
 //
@@ -131,7 +131,8 @@ func CountWords(text string) int {
 }
 
 // Terms returns the distinct content terms of text, in order of first
-// appearance: normalised, stopwords removed, stemmed with Stem.
+// appearance: normalised, stopwords removed, irregular inflections brought
+// to their base form (BaseForm: "won" → "win") and stemmed with Stem.
 func Terms(text string) []string {
 	var out []string
 	seen := make(map[string]struct{})
@@ -145,6 +146,9 @@ func Terms(text string) []string {
 		buf = AppendNorm(buf[:0], text[s:e])
 		if len(buf) == 0 || IsStopwordBytes(buf) {
 			continue
+		}
+		if b, ok := BaseForm(string(buf)); ok {
+			buf = append(buf[:0], b...)
 		}
 		buf = Stem(buf)
 		if _, dup := seen[string(buf)]; dup {

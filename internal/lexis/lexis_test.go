@@ -86,6 +86,33 @@ func TestTerms(t *testing.T) {
 	}
 }
 
+func TestTermsIrregular(t *testing.T) {
+	// The base form a question puts after "did" meets the past the
+	// conversation has.
+	got := Terms("When did Nate win? I won the tournament; the children went home.")
+	want := []string{"nat", "win", "tournament", "child", "go", "hom"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Terms = %q, want %q", got, want)
+	}
+}
+
+func TestBaseForm(t *testing.T) {
+	for in, want := range map[string]string{
+		"won": "win", "bought": "buy", "went": "go", "gone": "go", "taught": "teach",
+		"written": "write", "children": "child", "women": "woman",
+	} {
+		if got, ok := BaseForm(in); !ok || got != want {
+			t.Errorf("BaseForm(%q) = %q, %v; want %q, true", in, got, ok, want)
+		}
+	}
+	// Regular words, base forms and the left-out homographs stay as they are.
+	for _, in := range []string{"win", "played", "rose", "lay", "ground", "did", ""} {
+		if got, ok := BaseForm(in); ok || got != in {
+			t.Errorf("BaseForm(%q) = %q, %v; want it unchanged, false", in, got, ok)
+		}
+	}
+}
+
 func TestSentences(t *testing.T) {
 	tests := []struct {
 		in   string
