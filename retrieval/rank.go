@@ -34,7 +34,15 @@ import (
 // found in the document's content, summary, topics and entities, each
 // weighted by its rarity among the candidates (log(1 + n/(1+df))): BM25
 // over OR-ed words lets a document that repeats one word outrank one that
-// holds them all.
+// holds them all. Two refinements of its terms (measured together, +0.004
+// recall_all@5 on LoCoMo, 0.791 → 0.795; each alone 0 and +0.001, so
+// within the noise of a few questions either way):
+//   - the asking word of an interrogative phrase ("how many", "how long",
+//     "what kind of", "in what ways") is no term: it names the form of the
+//     answer, which the conversation does not repeat. The full-text leg
+//     keeps it (dropping it there too measured -0.004);
+//   - lexis.Terms brings irregular inflections to their base form, so the
+//     "did win" of a question meets the "won" of the conversation.
 //
 // A query that names a date ("on 9 November, 2022", "in March 2024",
 // "in 2023") favours interactions dated in that period or up to
@@ -55,6 +63,19 @@ type rankCandidate struct {
 	similarity float64
 	inWindow   bool
 	score      float64
+}
+
+// rankAskWords matches the interrogative phrases whose second word asks for
+// the form of the answer ("how many", "how long", "what kind of", "in what
+// ways") rather than naming what it is about: the conversation answers
+// "How many turtles does Nate have?" with "my three turtles", not with
+// "many".
+var rankAskWords = regexp.MustCompile(`(?i)\b(how)\s+(?:many|much|long|often|far|old)\b|\b(what|which)\s+(?:kinds?|types?|sorts?|ways?)\b`)
+
+// rankCoverageQuery returns the query without the asking word of its
+// interrogative phrases (rankAskWords), for coverage.
+func rankCoverageQuery(query string) string {
+	return rankAskWords.ReplaceAllString(query, "$1$2")
 }
 
 // rankQueryText returns the query's words without stopwords, for the
@@ -114,7 +135,7 @@ func rankScore(query string, cands []*rankCandidate) {
 // query's content terms it holds, in [0, 1].
 func rankCoverage(query string, cands []*rankCandidate) []float64 {
 	out := make([]float64, len(cands))
-	terms := lexis.Terms(query)
+	terms := lexis.Terms(rankCoverageQuery(query))
 	if len(terms) == 0 || len(cands) == 0 {
 		return out
 	}

@@ -70,6 +70,68 @@ func TestRankScore(t *testing.T) {
 	assert.Equal(t, []string{"vector", "text"}, ids(cands))
 }
 
+func TestRankCoverageTerms(t *testing.T) {
+	at := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	cand := func(id, content string, text float64) *rankCandidate {
+		return &rankCandidate{doc: &store.Interaction{ID: id, Content: content, Timestamp: at}, text: text}
+	}
+	for _, tc := range []struct {
+		name, query string
+		cands       []*rankCandidate
+		want        []string
+	}{{
+		// "many" asks for a count: the document that merely says "many"
+		// no longer out-covers the one with the better text match.
+		name:  "asking word",
+		query: "How many turtles does Nate have?",
+		cands: []*rankCandidate{
+			cand("says-many", "Nate: so many things to do, and the turtles", 5),
+			cand("answer", "Nate: I have three turtles now", 6),
+			cand("other", "Nate: hello", 1),
+		},
+		want: []string{"answer", "says-many", "other"},
+	}, {
+		// The question's "did win" meets the conversation's "won".
+		name:  "irregular past",
+		query: "When did Nate win a tournament?",
+		cands: []*rankCandidate{
+			cand("lost", "Nate: the tournament was rough and I lost again", 6),
+			cand("won", "Nate: I won the regional tournament!", 5),
+			cand("other", "Nate: hello", 1),
+		},
+		want: []string{"won", "lost", "other"},
+	}, {
+		// A word that only looks like an asking word stays a term.
+		name:  "not an asking phrase",
+		query: "What did Nate say about the long drive?",
+		cands: []*rankCandidate{
+			cand("drive", "Nate: the drive home was fine", 5.5),
+			cand("long-drive", "Nate: such a long drive yesterday", 5),
+			cand("other", "Nate: hello", 1),
+		},
+		want: []string{"long-drive", "drive", "other"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rankScore(tc.query, tc.cands)
+			assert.Equal(t, tc.want, ids(tc.cands))
+		})
+	}
+}
+
+func TestRankCoverageQuery(t *testing.T) {
+	for q, want := range map[string]string{
+		"How many turtles does Nate have?":        "How turtles does Nate have?",
+		"how long has she had them":               "how has she had them",
+		"What kind of art does Caroline make?":    "What of art does Caroline make?",
+		"In what ways is Caroline participating?": "In what is Caroline participating?",
+		"Which types of pottery have they made?":  "Which of pottery have they made?",
+		"What did Nate say about the long drive?": "What did Nate say about the long drive?",
+		"How did the kind stranger help?":         "How did the kind stranger help?",
+	} {
+		assert.Equal(t, want, rankCoverageQuery(q), q)
+	}
+}
+
 func ids(cands []*rankCandidate) []string {
 	var out []string
 	for _, c := range cands {
