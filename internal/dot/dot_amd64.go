@@ -4,8 +4,12 @@ package dot
 
 import "golang.org/x/sys/cpu"
 
-// useAVX is whether the processor and the operating system run AVX.
-var useAVX = cpu.X86.HasAVX
+// useAVX and useAVX2 are whether the processor and the operating system
+// run AVX and AVX2.
+var (
+	useAVX  = cpu.X86.HasAVX
+	useAVX2 = cpu.X86.HasAVX2
+)
 
 // addAVX adds a[j]·b[j] to lane j mod 32 of acc for j < n, a multiple of 32.
 //
@@ -22,3 +26,15 @@ func sumAVX(acc *Acc) float32
 //
 //go:noescape
 func dotAVX(a, b *float32, n int) float32
+
+// int8AVX2 returns the dot product of the n components of a and b, n a
+// multiple of 32 and > 0.
+//
+//go:noescape
+func int8AVX2(a, b *int8, n int) int32
+
+// int8RowsAVX2 sets out[i] to the dot product of q (int8 values widened
+// to int16) and codes[i*d:], for i < rows; d is a multiple of 32 and > 0.
+//
+//go:noescape
+func int8RowsAVX2(q *int16, codes *int8, d, rows int, out *int32)

@@ -105,3 +105,87 @@ dotreduce:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func int8AVX2(a, b *int8, n int) int32
+// Sixteen components at a time are sign-extended to int16 (VPMOVSXBW) and
+// multiplied and added in pairs into eight int32 sums (VPMADDWD).
+TEXT ·int8AVX2(SB), NOSPLIT, $0-28
+	MOVQ  a+0(FP), SI
+	MOVQ  b+8(FP), DI
+	MOVQ  n+16(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	SHRQ  $5, CX
+	JZ    int8reduce
+
+int8loop:
+	VPMOVSXBW 0(SI), Y2
+	VPMOVSXBW 0(DI), Y3
+	VPMADDWD  Y3, Y2, Y2
+	VPADDD    Y2, Y0, Y0
+	VPMOVSXBW 16(SI), Y4
+	VPMOVSXBW 16(DI), Y5
+	VPMADDWD  Y5, Y4, Y4
+	VPADDD    Y4, Y1, Y1
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       int8loop
+
+int8reduce:
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	VZEROUPPER
+	MOVL         AX, ret+24(FP)
+	RET
+
+// func int8RowsAVX2(q *int16, codes *int8, d, rows int, out *int32)
+// For each row in turn, sixteen codes at a time are widened (VPMOVSXBW)
+// and multiplied and added in pairs with q, already widened (VPMADDWD):
+// SI walks q anew for each row, DI walks the codes on.
+TEXT ·int8RowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R8
+	MOVQ codes+8(FP), DI
+	MOVQ d+16(FP), R9
+	MOVQ rows+24(FP), R10
+	MOVQ out+32(FP), R11
+	SHRQ $5, R9
+
+rowsloop:
+	MOVQ  R8, SI
+	MOVQ  R9, CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+
+rowsinner:
+	VPMOVSXBW 0(DI), Y2
+	VPMADDWD  0(SI), Y2, Y2
+	VPADDD    Y2, Y0, Y0
+	VPMOVSXBW 16(DI), Y3
+	VPMADDWD  32(SI), Y3, Y3
+	VPADDD    Y3, Y1, Y1
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       rowsinner
+
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVL         AX, 0(R11)
+	ADDQ         $4, R11
+	DECQ         R10
+	JNZ          rowsloop
+	VZEROUPPER
+	RET

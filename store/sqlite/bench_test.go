@@ -32,7 +32,6 @@ const (
 
 var (
 	benchPrefilterMin = flag.Int("bench-prefilter-min", 0, "Config.VectorPrefilterMin of the benchmark store (-1: exact scans)")
-	benchPoolFraction = flag.Float64("bench-pool-fraction", 0, "Config.VectorPoolFraction of the benchmark store")
 )
 
 type benchFixture struct {
@@ -113,7 +112,7 @@ func newBenchFixture(b *testing.B, n int) *benchFixture {
 	ctx := b.Context()
 	f := &benchFixture{n: n, path: filepath.Join(b.TempDir(), "bench.db"), rng: rand.New(rand.NewPCG(1, 2)), vocab: benchVocabulary()}
 	f.zipf = rand.NewZipf(f.rng, 1.1, 1, benchVocab-1)
-	s, err := Open(ctx, f.path, Config{Dimensions: benchDims, VectorPrefilterMin: *benchPrefilterMin, VectorPoolFraction: *benchPoolFraction})
+	s, err := Open(ctx, f.path, Config{Dimensions: benchDims, VectorPrefilterMin: *benchPrefilterMin})
 	if err != nil {
 		b.Fatal(err)
 	}

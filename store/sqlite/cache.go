@@ -58,18 +58,18 @@ type vecSet struct {
 	gen   int64
 	rows  []vecRow
 	pos   map[string]int // id → index in rows
-	bytes int64          // of rows, codes and factors
+	bytes int64          // of rows and codes
 	text  *textIndex
 
-	// With coded, each row's vectors also have a ternary code and a factor
-	// (prefilter.go), in step with rows: row i's code of slot j is
-	// codes[j][i*2*codeBytes(dim):], its factor factors[j][i] (0 for a
-	// missing vector or one of another length than dim, which is the
+	// With coded, each row's vectors also have an int8 code and its
+	// codeMeta (prefilter.go), in step with rows: row i's code of slot j
+	// is codes[j][i*dim:(i+1)*dim], its meta meta[j][i] (a zero scale for
+	// a missing vector or one of another length than dim, which is the
 	// length of the first vector put).
-	coded   bool
-	dim     int
-	codes   [2][]byte
-	factors [2][]float32
+	coded bool
+	dim   int
+	codes [2][]int8
+	meta  [2][]codeMeta
 }
 
 // size is the set's approximate memory in bytes.
@@ -84,7 +84,7 @@ func newVecSet(gen int64, n int) *vecSet {
 	return &vecSet{gen: gen, rows: make([]vecRow, 0, n), pos: make(map[string]int, n)}
 }
 
-// withCodes makes an empty set keep sign codes of its vectors.
+// withCodes makes an empty set keep int8 codes of its vectors.
 func (s *vecSet) withCodes() *vecSet {
 	s.coded = true
 	return s
@@ -118,10 +118,10 @@ func (s *vecSet) encode(i int) {
 			}
 		}
 		if s.dim == 0 {
-			// No vector seen yet: keep the factors in step with the rows.
-			for j := range s.factors {
-				if i == len(s.factors[j]) {
-					s.factors[j] = append(s.factors[j], 0)
+			// No vector seen yet: keep the metas in step with the rows.
+			for j := range s.meta {
+				if i == len(s.meta[j]) {
+					s.meta[j] = append(s.meta[j], codeMeta{})
 				}
 			}
 			return
@@ -129,26 +129,28 @@ func (s *vecSet) encode(i int) {
 		s.recode() // with the dimension now known, every row included
 		return
 	}
-	stride := 2 * codeBytes(s.dim)
 	for j, v := range r.vecs {
-		if i == len(s.factors[j]) {
-			s.codes[j] = append(s.codes[j], make([]byte, stride)...)
-			s.factors[j] = append(s.factors[j], 0)
-			s.bytes += int64(stride + 4)
+		if i == len(s.meta[j]) {
+			s.codes[j] = append(s.codes[j], make([]int8, s.dim)...)
+			s.meta[j] = append(s.meta[j], codeMeta{})
+			s.bytes += codeBytes(s.dim)
 		}
-		code := s.codes[j][i*stride : (i+1)*stride]
+		code := s.codes[j][i*s.dim : (i+1)*s.dim]
+		s.meta[j][i] = codeMeta{}
 		clear(code)
-		s.factors[j][i] = 0
 		if len(v) == s.dim {
-			s.factors[j][i] = encodeTernary(v, r.norms[j], code)
+			s.meta[j][i] = encodeInt8(v, r.norms[j], code)
 		}
 	}
 }
 
+// codeBytes is the memory of one vector's code and meta.
+func codeBytes(dim int) int64 { return int64(dim) + 12 }
+
 // recode computes every row's codes afresh, s.dim being known.
 func (s *vecSet) recode() {
 	for j := range s.codes {
-		s.codes[j], s.factors[j] = s.codes[j][:0], s.factors[j][:0]
+		s.codes[j], s.meta[j] = s.codes[j][:0], s.meta[j][:0]
 	}
 	for i := range s.rows {
 		s.encode(i)
@@ -171,18 +173,18 @@ func (s *vecSet) remove(id string) {
 	s.rows = s.rows[:last]
 	delete(s.pos, id)
 	if s.coded {
-		stride := 2 * max(codeBytes(s.dim), 0)
-		for j := range s.factors {
-			if len(s.factors[j]) <= last {
+		d := s.dim
+		for j := range s.meta {
+			if len(s.meta[j]) <= last {
 				continue
 			}
-			if s.dim > 0 {
-				copy(s.codes[j][i*stride:(i+1)*stride], s.codes[j][last*stride:])
-				s.codes[j] = s.codes[j][:last*stride]
-				s.bytes -= int64(stride + 4)
+			if d > 0 {
+				copy(s.codes[j][i*d:(i+1)*d], s.codes[j][last*d:])
+				s.codes[j] = s.codes[j][:last*d]
+				s.bytes -= codeBytes(d)
 			}
-			s.factors[j][i] = s.factors[j][last]
-			s.factors[j] = s.factors[j][:last]
+			s.meta[j][i] = s.meta[j][last]
+			s.meta[j] = s.meta[j][:last]
 		}
 	}
 }
@@ -376,6 +378,12 @@ type filter struct {
 	since, until string // timeKey bounds; "" when unset
 }
 
+// all reports whether f matches every row of its kind: no row need be
+// read to apply it.
+func (f *filter) all() bool {
+	return f.kind != store.KindInsight && f.session == "" && f.since == "" && f.until == ""
+}
+
 func (f *filter) match(r *vecRow) bool {
 	switch f.kind {
 	case store.KindInsight:
@@ -405,16 +413,10 @@ func (f *filter) match(r *vecRow) bool {
 	return true
 }
 
-// exactThreshold is the MinSimilarity from which vector legs always scan
-// exactly: threshold pruning then abandons most rows after a quarter or
-// half of their dimensions, which measured faster than the pre-filter's
-// pool (retrieval's default threshold is 0.75).
-const exactThreshold = 0.5
-
 // usePrefilter reports whether a leg over s for a query of dim dimensions
-// and threshold minSim goes through the pre-filter's pool.
-func (s *vecSet) usePrefilter(dim int, minSim float64, pf prefilter) bool {
-	return s.coded && pf.on() && minSim < exactThreshold && len(s.rows) >= pf.min && s.dim > 0 && dim == s.dim
+// goes through the codes.
+func (s *vecSet) usePrefilter(dim int, pf prefilter) bool {
+	return s.coded && pf.on() && len(s.rows) >= pf.min && s.dim > 0 && dim == s.dim
 }
 
 // rank runs one vector leg per field slot over the set's matching rows, in
@@ -422,21 +424,24 @@ func (s *vecSet) usePrefilter(dim int, minSim float64, pf prefilter) bool {
 // store.VectorRanker returns (the same similarity expression, threshold,
 // bound and tie order), without its per-candidate allocations.
 //
-// A coded set of at least pf.min rows is ranked through its sign codes
-// (rankPrefiltered) when the query has the set's dimension and its
-// threshold is below exactThreshold: the legs are then exact over a pool
-// of candidates, not over every row. With a higher threshold the exact
-// scan, cut short by threshold pruning, is faster than the pool, so it is
-// used: exact and cheaper.
+// A coded set of at least pf.min rows is ranked through its codes
+// (rankPrefiltered) when the query has the set's dimension: the same
+// result, with fewer rows ranked exactly.
 func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64, pf prefilter) [][]store.Scored {
-	legs := make([][]store.Scored, len(slots))
 	qn := embed.Norm(query)
 	if k <= 0 || qn == 0 {
-		return legs
+		return make([][]store.Scored, len(slots))
 	}
-	if s.usePrefilter(len(query), minSim, pf) {
+	if s.usePrefilter(len(query), pf) {
 		return s.rankPrefiltered(f, slots, query, qn, k, minSim, pf)
 	}
+	return s.rankExact(f, slots, query, qn, k, minSim, pf)
+}
+
+// rankExact is rank by an exact scan of every matching row, cut short by
+// threshold pruning (prune.go) unless pf.exhaustive.
+func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, k int, minSim float64, pf prefilter) [][]store.Scored {
+	legs := make([][]store.Scored, len(slots))
 	heaps := make([]scoredMinHeap, len(slots))
 	cuts := make([]float64, len(slots)) // each leg's cut-off (prune.go)
 	for i := range heaps {

@@ -59,57 +59,51 @@
 // search's MinSimilarity, and once the leg holds its depth of candidates
 // the worst of them. Each cached vector also keeps the norms of its last
 // three quarters, half and quarter (12 bytes; block boundaries are
-// multiples of 8), the query the same, and a dot product is computed a
+// multiples of 32, the lanes of embed.Dot), the query the same, and a dot product is computed a
 // quarter at a time: after each quarter, Cauchy–Schwarz bounds what the
 // rest can add (partial + ‖q_rest‖·‖v_rest‖), and a candidate whose bound
 // misses the cut-off by more than float32 rounding is abandoned. A
 // candidate that is not abandoned is scored by embed.Dot's own arithmetic,
 // so nothing changes but the work: TestPruningExact compares pruned and
 // unpruned legs bit for bit (random and embed/lexical vectors, thresholds
-// 0, 0.3 and 0.75, depths 5 and 100, exact scans and pre-filter pools). It
-// pays off with a high threshold: at direct retrieval's 0.75 on
-// embed/lexical vectors a candidate is abandoned after 1.75 quarters on
-// average, and its search (10,000 interactions) takes 4–11% less (6.5 to
-// 5.8 ms p50 in the best A/B). Its gain is smaller than the bytes saved
-// because the pool's rows are scattered and each costs a cache miss
-// whatever is read of it. On random 384-d vectors, whose partial sums stay
+// 0, 0.3 and 0.75, depths 5 and 100, exact and pre-filtered legs). It
+// pays off with a high threshold on an exact scan: at direct retrieval's
+// 0.75 on embed/lexical vectors a candidate is abandoned after 1.75
+// quarters on average. On random 384-d vectors, whose partial sums stay
 // far below the bound, a cut-off near 0.1 (a leg's worst) abandons
 // nothing, so no check is made below a cut-off of 0.2 (pruneMinCut). The
 // tails add 24 bytes a document (240 KB per 10,000).
 //
-// # Vector pre-filter: what is approximate, what is exact
+// # Vector pre-filter (exact)
 //
-// The exact scan is bound by memory bandwidth and float work (two 384-d
-// float32 vectors are 3 KiB a document, 125–260 ns a dot product). A cached
-// set of at least Config.VectorPrefilterMin documents (2,000) therefore
-// also keeps a ternary code of each vector (components above +τ, below −τ
-// or between, τ = 0.75 RMS, as two bit planes: 96 bytes and a 4-byte
-// factor for 384 dimensions), computed when the set is loaded and on each
-// cached write. A vector leg scores every matching row's code against the
-// query through a per-query lookup table (an estimate of the cosine,
-// about 50 ns a vector), keeps the pool of the best estimates,
-// max(Config.VectorPoolPerResult × depth, Config.VectorPoolFraction × n,
-// 200) with depth the leg's depth and n the rows searched, and ranks that
-// pool exactly. So every score, the threshold and the order are exact;
-// what is approximate is membership: a document whose estimate falls
-// outside the pool is missed. Smaller sets, sets not cached, queries of
-// another dimension, searches with a MinSimilarity of 0.5 or more (where
-// the pruned exact scan is faster than the pool) and a pool as large as
-// the set are exact by construction; VectorPrefilterMin < 0 turns the
-// pre-filter off.
+// An exact scan reads every vector: two 384-d float32 vectors are 3 KiB a
+// document, 30 MB per 10,000, and memory bandwidth bounds it however fast
+// the dot product (internal/dot's AVX kernel takes 19 ns in cache; a
+// vector fetched from memory costs several times that). A cached set of
+// at least Config.VectorPrefilterMin documents (2,000) therefore also
+// keeps an int8 code of each vector (one byte a dimension, plus scale,
+// residual norm, norm and inverse norm: 396 bytes for 384 dimensions),
+// computed when the set is loaded and on each cached write. A vector leg
+// computes every matching row's integer dot product with the query's code
+// (AVX2, about 17 ns a row, a quarter of the bytes), which with the
+// residuals gives by Cauchy–Schwarz an interval certain to hold the row's
+// similarity as the exact scan computes it (prefilter.go). Rows whose
+// interval lies below the threshold, or below the k-th largest lower end,
+// are ruled out; the others are ranked exactly, by upper end, until the
+// next upper end falls below the leg's worst. The result is the exact
+// scan's, bit for bit (TestVecSetPrefilterExact, TestPruningExact and
+// TestPrefilterExactOnFixtures; FuzzBound checks the interval on hostile
+// vectors): the codes change only the work. On random 384-d unit
+// vectors the interval is ±0.015 wide and a leg of depth 100 over 10,000
+// rows ranks about 2% of them exactly (TestPrefilterExactOnFixtures logs
+// it). Smaller sets, sets not cached and queries of another dimension are
+// scanned exactly; VectorPrefilterMin < 0 turns the pre-filter off.
 //
-// The pool is sized from measured recall (TestPrefilterRecall, 200 queries
-// on 10,000 documents, against the exact scan; a search with TopK 5 fuses
-// two legs of depth 100, and its top 5 depends on their ranks down to
-// ~60, not only on their top 5): on random unit vectors a pool of 10%
-// already finds 100% of each leg's top 5 and 99.2% of the fused top 5; on
-// embed/lexical vectors of generated sentences (sparse, many near-ties) a
-// pool of 10% finds 99.2% of a leg's top 5 but only 92% of the fused top
-// 5, 20% finds 97%, 30% 98.5% and 40% 99.5%. The default fraction is
-// therefore 0.4: it keeps the fused top 5 at 0.99 on both, at the cost of
-// ranking 40% of the rows exactly. A plain 1-bit sign code was measured
-// first and rejected: it codes the zeros of sparse vectors as −1, and found
-// only 29% of the lexical fused top 5 with a pool of 10%.
+// An earlier version estimated the cosine from a ternary code (2 bits a
+// dimension) and ranked a pool of the best 40% of estimates exactly:
+// faster per code but approximate (99.5% of the fused top 5 found on
+// lexical vectors) and, for the pool, slower overall (hybrid top 5 over
+// 10,000 interactions 4.4 ms p50, against 1.7–1.9 ms now).
 //
 // # Durability and concurrency
 //

@@ -2,7 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"flag"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -16,89 +16,211 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/dot"
 	"github.com/agentmemory/agentmemory/store"
 )
 
-func TestScanCodeIsTernaryDot(t *testing.T) {
+func TestEncodeInt8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []int{1, 7, 64, 100, 384} {
-		q, v := make([]float32, d), make([]float32, d)
-		for i := range q {
-			q[i], v[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+		v := make([]float32, d)
+		for i := range v {
+			v[i] = float32(math.Tanh(rng.NormFloat64())) // |v[i]| < 1
 			if i%3 == 1 {
 				v[i] = 0 // sparse components code as 0
 			}
 		}
-		if d == 1 {
-			v[0] = 1
-		}
-		norm := embed.Norm(v)
-		tau := ternaryThreshold * float64(norm) / math.Sqrt(float64(d))
-		code := make([]byte, 2*codeBytes(d))
-		fa := encodeTernary(v, norm, code)
-		var want, sum float64
-		var n int
+		v[0] = 2 // the largest magnitude codes as 127
+		code := make([]int8, d)
+		m := encodeInt8(v, embed.Norm(v), code)
+		assert.Equal(t, float32(2)/127, m.scale, "d=%d", d)
+		assert.Equal(t, embed.Norm(v), m.norm, "d=%d", d)
+		assert.Equal(t, int8(127), code[0], "d=%d", d)
+		var r float64
 		for i, x := range v {
-			switch {
-			case float64(x) > tau:
-				want += float64(q[i])
-				sum += float64(x)
-				n++
-			case float64(x) < -tau:
-				want -= float64(q[i])
-				sum -= float64(x)
-				n++
+			if x == 0 {
+				assert.Zero(t, code[i])
 			}
+			e := float64(x) - float64(m.scale)*float64(code[i])
+			assert.LessOrEqual(t, math.Abs(e), float64(m.scale)/2*(1+1e-6), "d=%d i=%d: rounded to nearest", d, i)
+			r += e * e
 		}
-		lut := make([]float32, codeBytes(d)*256)
-		buildLUT(q, lut)
-		assert.InDelta(t, want, scanCode(lut, code), 1e-3, "d=%d", d)
-		assert.InDelta(t, sum/float64(n)/float64(norm), fa, 1e-6, "d=%d", d)
+		assert.GreaterOrEqual(t, float64(m.resid), math.Sqrt(r), "d=%d: residual rounded up", d)
+		assert.InDelta(t, math.Sqrt(r), m.resid, 1e-6, "d=%d", d)
 	}
-	assert.Zero(t, encodeTernary(make([]float32, 8), 0, make([]byte, 16)), "zero vector")
+	code := []int8{5, 5}
+	assert.Zero(t, encodeInt8([]float32{0, 0}, 0, code), "zero vector")
+	assert.Equal(t, []int8{0, 0}, code)
+	assert.Zero(t, encodeInt8([]float32{1, float32(math.Inf(1))}, float32(math.Inf(1)), code), "infinite component")
+	var qc queryCode
+	assert.False(t, qc.encode([]float32{0, 0}))
+	assert.True(t, qc.encode([]float32{0, -3}))
+	assert.Equal(t, []int8{0, -127}, qc.d)
 }
 
-func TestNthLargest(t *testing.T) {
+// boundedSet puts vectors into a coded set of dimension d and returns it
+// with a function that checks the bound of every row against the exact
+// scan's similarity for a query.
+func boundedSet(t *testing.T, vs [][]float32) (*vecSet, func(q []float32)) {
+	t.Helper()
+	s := newVecSet(1, len(vs)).withCodes()
+	for i, v := range vs {
+		r := vecRow{id: fmt.Sprintf("r%04d", i)}
+		r.setVectors(v, nil)
+		s.put(r)
+	}
+	return s, func(q []float32) {
+		t.Helper()
+		var qc queryCode
+		qn := embed.Norm(q)
+		if !qc.encode(q) || qn == 0 || math.IsInf(float64(qn), 0) {
+			return
+		}
+		slack := float64(pruneSlack(len(q)))
+		for i := range s.rows {
+			r := &s.rows[i]
+			m := s.meta[0][i]
+			if m.scale == 0 {
+				continue
+			}
+			lo, hi := qc.interval(m, dot.Int8(qc.d, s.codes[0][i*s.dim:(i+1)*s.dim]), 1/float64(qn), slack)
+			sim := float64(embed.Dot(q, r.vecs[0]) / (r.norms[0] * qn))
+			if math.IsInf(sim, 0) || math.IsNaN(sim) || r.norms[0] == 0 || math.IsInf(float64(r.norms[0]), 0) {
+				continue // the exact scan has no finite similarity to bound either
+			}
+			if !(lo <= sim && sim <= hi) {
+				t.Fatalf("row %d: similarity %v outside its bound [%v, %v]", i, sim, lo, hi)
+			}
+		}
+	}
+}
+
+// TestBoundHoldsSimilarity checks the pre-filter's interval against the
+// exact scan's similarity on dense, sparse, one-hot, wide-ranging and
+// near-duplicate vectors.
+func TestBoundHoldsSimilarity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, d := range []int{1, 3, 32, 100, 384} {
+		var vs [][]float32
+		for i := range 300 {
+			v := make([]float32, d)
+			for j := range v {
+				switch i % 4 {
+				case 0: // dense
+					v[j] = float32(rng.NormFloat64())
+				case 1: // sparse
+					if rng.IntN(4) == 0 {
+						v[j] = float32(rng.NormFloat64())
+					}
+				case 2: // wide range of magnitudes
+					v[j] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(12)-6)))
+				case 3: // one-hot
+					if j == i%d {
+						v[j] = 1
+					}
+				}
+			}
+			vs = append(vs, v)
+		}
+		_, check := boundedSet(t, vs)
+		for qi := range 50 {
+			q := slices.Clone(vs[rng.IntN(len(vs))])
+			for j := range q {
+				if qi%2 == 0 {
+					q[j] += float32(rng.NormFloat64()) * 1e-3 // near-duplicate
+				} else {
+					q[j] = float32(rng.NormFloat64())
+				}
+			}
+			check(q)
+		}
+	}
+}
+
+func FuzzBound(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{8, 7, 6, 5, 4, 3, 2, 1}, uint8(2))
+	f.Add(make([]byte, 64), make([]byte, 64), uint8(8))
+	f.Fuzz(func(t *testing.T, a, b []byte, dims uint8) {
+		d := 1 + int(dims)%16
+		floats := func(raw []byte) [][]float32 {
+			var out [][]float32
+			for len(raw) >= 4*d {
+				v := make([]float32, d)
+				for j := range v {
+					v[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+					if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) || math.Abs(float64(v[j])) > 1e15 || math.Abs(float64(v[j])) < 1e-15 {
+						v[j] = 0 // the store refuses non-finite vectors; extremes overflow the float32 scan itself
+					}
+				}
+				out = append(out, v)
+				raw = raw[4*d:]
+			}
+			return out
+		}
+		vs, qs := floats(a), floats(b)
+		if len(vs) == 0 {
+			return
+		}
+		_, check := boundedSet(t, vs)
+		for _, q := range qs {
+			check(q)
+		}
+	})
+}
+
+// TestLargestHeap feeds values to a min-heap of the k largest the way
+// rankPrefiltered does and checks its root against the k-th largest.
+func TestLargestHeap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for trial := range 300 {
 		n := 1 + rng.IntN(200)
-		a := make([]float32, n)
+		a := make([]float64, n)
 		for i := range a {
 			if trial%3 == 0 {
-				a[i] = float32(rng.IntN(5)) // many ties
+				a[i] = float64(rng.IntN(5)) // many ties
 			} else {
-				a[i] = float32(rng.NormFloat64())
+				a[i] = rng.NormFloat64()
+			}
+		}
+		k := 1 + rng.IntN(n)
+		var h []float64
+		for _, x := range a {
+			switch {
+			case len(h) < k:
+				h = append(h, x)
+				if len(h) == k {
+					heapify(h)
+				}
+			case x > h[0]:
+				h[0] = x
+				siftDown(h, 0)
 			}
 		}
 		sorted := slices.Clone(a)
 		slices.Sort(sorted)
-		p := 1 + rng.IntN(n)
-		assert.Equal(t, sorted[n-p], nthLargest(slices.Clone(a), p), "n=%d p=%d", n, p)
+		assert.Equal(t, sorted[n-k], h[0], "n=%d k=%d", n, k)
 	}
-	nan := float32(math.NaN())
-	_ = nthLargest([]float32{1, nan, 3, nan, 2}, 2) // terminates
 }
 
 // checkCodes verifies that every row's codes are those of its vectors.
 func checkCodes(t *testing.T, s *vecSet) {
 	t.Helper()
-	for j := range s.factors {
-		require.Len(t, s.factors[j], len(s.rows), "slot %d", j)
+	for j := range s.meta {
+		require.Len(t, s.meta[j], len(s.rows), "slot %d", j)
 		if s.dim > 0 {
-			require.Len(t, s.codes[j], len(s.rows)*2*codeBytes(s.dim), "slot %d", j)
+			require.Len(t, s.codes[j], len(s.rows)*s.dim, "slot %d", j)
 		}
 	}
 	for i, r := range s.rows {
 		for j, v := range r.vecs {
 			if s.dim <= 0 || len(v) != s.dim {
-				assert.Zero(t, s.factors[j][i], "row %s slot %d", r.id, j)
+				assert.Zero(t, s.meta[j][i], "row %s slot %d", r.id, j)
 				continue
 			}
-			stride := 2 * codeBytes(s.dim)
-			code := make([]byte, stride)
-			fa := encodeTernary(v, r.norms[j], code)
-			assert.Equal(t, fa, s.factors[j][i], "row %s slot %d", r.id, j)
-			assert.Equal(t, code, s.codes[j][i*stride:(i+1)*stride], "row %s slot %d", r.id, j)
+			code := make([]int8, s.dim)
+			m := encodeInt8(v, embed.Norm(v), code)
+			assert.Equal(t, m, s.meta[j][i], "row %s slot %d", r.id, j)
+			assert.Equal(t, code, s.codes[j][i*s.dim:(i+1)*s.dim], "row %s slot %d", r.id, j)
 		}
 	}
 }
@@ -146,7 +268,7 @@ func TestVecSetCodesFollowRows(t *testing.T) {
 	for i := range s.rows {
 		rowBytes += s.rows[i].size()
 	}
-	assert.Equal(t, rowBytes+int64(len(s.rows)*2*(2*codeBytes(70)+4)), s.bytes, "bytes count the codes")
+	assert.Equal(t, rowBytes+int64(len(s.rows))*2*codeBytes(70), s.bytes, "bytes count the codes")
 	for _, r := range slices.Clone(s.rows) {
 		s.remove(r.id)
 	}
@@ -154,9 +276,9 @@ func TestVecSetCodesFollowRows(t *testing.T) {
 	_ = before
 }
 
-// TestVecSetPrefilterExact checks that a pre-filtered leg returns exact
-// scores in the exact order, the exact result when the pool holds every
-// row, and honours filters, thresholds and rows without a code.
+// TestVecSetPrefilterExact checks that a pre-filtered leg is the exact
+// scan's, bit for bit, whatever the filter, threshold, depth and rows
+// without a code.
 func TestVecSetPrefilterExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	const d = 48
@@ -178,82 +300,51 @@ func TestVecSetPrefilterExact(t *testing.T) {
 			b = make([]float32, d) // zero vector
 		case 2:
 			b = vec()[:d-1]
+		case 3:
+			b = slices.Clone(s.rows[len(s.rows)-1].vecs[0]) // duplicates: ties
 		}
 		r.setVectors(a, b)
 		s.put(r)
 	}
-	all := prefilter{min: 1, perResult: 1, fraction: 1, floor: 1}
-	narrow := prefilter{min: 1, perResult: 3, fraction: 0.01, floor: 10}
-	for qi := range 30 {
+	on := prefilter{min: 1}
+	for qi := range 40 {
 		q := vec()
+		if qi%4 == 3 {
+			q = slices.Clone(s.rows[rng.IntN(len(s.rows))].vecs[1]) // a stored vector
+		}
 		f := filter{kind: store.KindInteraction}
 		if qi%3 == 0 {
 			f.session = "s4"
 		}
-		minSim := []float64{-1, 0, 0.2}[qi%3]
-		for _, k := range []int{1, 5, 100} {
+		minSim := []float64{-1, 0, 0.2, 0.75}[qi%4]
+		for _, k := range []int{1, 5, 100, 5000} {
 			exact := s.rank(&f, []int{0, 1}, q, k, minSim, prefilter{})
-			require.Equal(t, exact, s.rank(&f, []int{0, 1}, q, k, minSim, all), "pool of every row: exact")
-			got := s.rank(&f, []int{1, 0}, q, k, minSim, narrow)
-			for j, slot := range []int{1, 0} {
-				prev := math.Inf(1)
-				for _, sc := range got[j] {
-					r := &s.rows[s.pos[sc.ID]]
-					require.True(t, f.match(r))
-					assert.Equal(t, float64(embed.Dot(q, r.vecs[slot])/(r.norms[slot]*embed.Norm(q))), sc.Score, "exact score")
-					assert.GreaterOrEqual(t, sc.Score, minSim)
-					assert.LessOrEqual(t, sc.Score, prev)
-					prev = sc.Score
-				}
-				assert.LessOrEqual(t, len(got[j]), len(exact[slot]))
+			require.Equal(t, exact, s.rank(&f, []int{0, 1}, q, k, minSim, on), "query %d k %d", qi, k)
+			for _, exhaustive := range []bool{true, false} {
+				on := on
+				on.exhaustive = exhaustive
+				got := s.rank(&f, []int{1, 0}, q, k, minSim, on)
+				require.Equal(t, [][]store.Scored{exact[1], exact[0]}, got, "query %d k %d, slots swapped, pruned %v", qi, k, !exhaustive)
 			}
 		}
 	}
 	// A query of another length than the set's is ranked exactly (it
-	// matches nothing here), and a set below min is scanned exactly.
-	assert.Equal(t, [][]store.Scored{{}}, s.rank(&filter{kind: store.KindInteraction}, []int{0}, vec()[:10], 5, -1, narrow))
-	small := prefilter{min: 3001, perResult: 1, fraction: 0.001, floor: 1}
-	q := vec()
-	f := filter{kind: store.KindInteraction}
-	assert.Equal(t, s.rank(&f, []int{0, 1}, q, 5, -1, prefilter{}), s.rank(&f, []int{0, 1}, q, 5, -1, small))
-
-	// The pool serves only thresholds below exactThreshold, full-length
-	// queries and large enough sets; otherwise the scan is exact.
-	assert.True(t, s.usePrefilter(d, 0.2, narrow))
-	assert.True(t, s.usePrefilter(d, -1, narrow))
-	assert.False(t, s.usePrefilter(d, exactThreshold, narrow))
-	assert.False(t, s.usePrefilter(d, 0.75, narrow))
-	assert.False(t, s.usePrefilter(d-1, 0.2, narrow))
-	assert.False(t, s.usePrefilter(d, 0.2, small))
-	assert.False(t, s.usePrefilter(d, 0.2, prefilter{}))
-
-	// From exactThreshold on, even the narrowest pool gives the exact scan's
-	// result: a noisy copy of a stored vector is found.
-	for i := 3; i < 3000; i += 97 {
-		r := &s.rows[i]
-		if len(r.vecs[0]) != d {
-			continue
-		}
-		near := slices.Clone(r.vecs[0])
-		for j := range near {
-			near[j] += float32(rng.NormFloat64()) * 0.1
-		}
-		for _, minSim := range []float64{exactThreshold, 0.75} {
-			want := s.rank(&f, []int{0, 1}, near, 5, minSim, prefilter{})
-			require.NotEmpty(t, want[0])
-			require.Equal(t, want, s.rank(&f, []int{0, 1}, near, 5, minSim, narrow), "threshold %v", minSim)
-		}
-	}
+	// matches nothing here), and so is a set below min.
+	assert.False(t, s.usePrefilter(d-1, on))
+	assert.Equal(t, [][]store.Scored{{}}, s.rank(&filter{kind: store.KindInteraction}, []int{0}, vec()[:10], 5, -1, on))
+	assert.True(t, s.usePrefilter(d, on))
+	assert.False(t, s.usePrefilter(d, prefilter{min: 3001}))
+	assert.False(t, s.usePrefilter(d, prefilter{}))
 }
 
-// recallFixture is a coded set of n rows with two vector fields and
+// rankFixture is a coded set of n rows with two vector fields and
 // queries for it.
-type recallFixture struct {
+type rankFixture struct {
 	set     *vecSet
 	queries [][]float32
 }
 
-func randomRecallFixture(n, queries int) recallFixture {
+func randomRankFixture(n, queries int) rankFixture {
 	rng := rand.New(rand.NewPCG(13, 14))
 	vec := func() []float32 {
 		v := make([]float32, benchDims)
@@ -263,7 +354,7 @@ func randomRecallFixture(n, queries int) recallFixture {
 		embed.Normalize(v)
 		return v
 	}
-	fx := recallFixture{set: newVecSet(1, n).withCodes()}
+	fx := rankFixture{set: newVecSet(1, n).withCodes()}
 	for i := range n {
 		r := vecRow{id: fmt.Sprintf("r%06d", i)}
 		r.setVectors(vec(), vec())
@@ -275,11 +366,11 @@ func randomRecallFixture(n, queries int) recallFixture {
 	return fx
 }
 
-// lexicalRecallFixture embeds generated sentences with embed/lexical: a
+// lexicalRankFixture embeds generated sentences with embed/lexical: a
 // content of 20–60 words and a summary of 8–15 of them, from a Zipf-
 // distributed vocabulary; a query is 12 consecutive words of a document's
 // content with a third of them replaced by random words.
-func lexicalRecallFixture(t testing.TB, n, queries int) recallFixture {
+func lexicalRankFixture(t testing.TB, n, queries int) rankFixture {
 	rng := rand.New(rand.NewPCG(15, 16))
 	vocab := benchVocabulary()
 	zipf := rand.NewZipf(rng, 1.1, 1, uint64(len(vocab)-1))
@@ -313,7 +404,7 @@ func lexicalRecallFixture(t testing.TB, n, queries int) recallFixture {
 	require.NoError(t, err)
 	vs, err := e.Embed(context.Background(), texts)
 	require.NoError(t, err)
-	fx := recallFixture{set: newVecSet(1, n).withCodes()}
+	fx := rankFixture{set: newVecSet(1, n).withCodes()}
 	for i := range n {
 		r := vecRow{id: fmt.Sprintf("r%06d", i)}
 		r.setVectors(vs[2*i], vs[2*i+1])
@@ -323,126 +414,68 @@ func lexicalRecallFixture(t testing.TB, n, queries int) recallFixture {
 	return fx
 }
 
-// recall is the measured agreement of pre-filtered and exact ranking.
-type recall struct {
-	leg5, legDepth, fused5 float64
-}
-
-// measureRecall compares, over the fixture's queries, the pre-filtered
-// legs (both fields, depth 100 as in a search with TopK 5) with the exact
-// ones: the fraction of each exact leg's top 5 and top 100 found, and of
-// the top 5 of their fusion (store.Combine, what a vector search returns).
-func measureRecall(fx recallFixture, pf prefilter) recall {
-	const topK, depth = 5, legDepth
-	f := filter{kind: store.KindInteraction}
-	var r recall
-	var n5, nd, nf int
-	for _, q := range fx.queries {
-		exact := fx.set.rank(&f, []int{0, 1}, q, depth, -1, prefilter{})
-		got := fx.set.rank(&f, []int{0, 1}, q, depth, -1, pf)
-		for j := range exact {
-			in := make(map[string]bool)
-			for _, s := range got[j] {
-				in[s.ID] = true
-			}
-			for i, s := range exact[j] {
-				if in[s.ID] {
-					if i < topK {
-						r.leg5++
-					}
-					r.legDepth++
-				}
-				if i < topK {
-					n5++
-				}
-				nd++
-			}
-		}
-		in := make(map[string]bool)
-		for _, x := range store.Combine(topK, got, nil) {
-			in[x.ID] = true
-		}
-		for _, x := range store.Combine(topK, exact, nil) {
-			if in[x.ID] {
-				r.fused5++
-			}
-			nf++
-		}
-	}
-	r.leg5 /= float64(n5)
-	r.legDepth /= float64(nd)
-	r.fused5 /= float64(nf)
-	return r
-}
-
-// TestPrefilterRecall measures the default pool's recall against exact
-// ranking on 10,000 documents (2,500 under the race detector) and 200
-// queries (30): random unit vectors, and lexical embeddings of generated
-// sentences. The fused top 5 and each leg's top 5 must agree at 0.99.
-func TestPrefilterRecall(t *testing.T) {
-	n, queries := 10_000, 200
+// TestPrefilterExactOnFixtures compares pre-filtered and exact legs of
+// depth 100 (a search with TopK 5) on 10,000 random unit vectors and
+// embed/lexical embeddings of generated sentences (2,000 under the race
+// detector), at thresholds 0 and 0.3, and logs the share of rows whose
+// bound reaches the leg's worst score: about the share ranked exactly.
+func TestPrefilterExactOnFixtures(t *testing.T) {
+	n, queries := 10_000, 40
 	if raceEnabled {
-		n, queries = 2_500, 30
+		n, queries = 2_000, 10
 	}
-	pf := prefilter{min: DefaultVectorPrefilterMin, perResult: DefaultVectorPoolPerResult,
-		fraction: DefaultVectorPoolFraction, floor: vectorPoolFloor}
 	for _, c := range []struct {
 		name string
-		fx   func() recallFixture
+		fx   func() rankFixture
 	}{
-		{"random", func() recallFixture { return randomRecallFixture(n, queries) }},
-		{"lexical", func() recallFixture { return lexicalRecallFixture(t, n, queries) }},
+		{"random", func() rankFixture { return randomRankFixture(n, queries) }},
+		{"lexical", func() rankFixture { return lexicalRankFixture(t, n, queries) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fx := c.fx()
-			r := measureRecall(fx, pf)
-			t.Logf("%d docs, %d queries, pool %d: leg recall@5 %.4f, leg recall@%d %.4f, fused top-5 recall %.4f",
-				n, queries, pf.pool(legDepth, n), r.leg5, legDepth, r.legDepth, r.fused5)
-			assert.GreaterOrEqual(t, r.leg5, 0.99)
-			assert.GreaterOrEqual(t, r.fused5, 0.99)
+			f := filter{kind: store.KindInteraction}
+			var qc queryCode
+			var ranked, total int
+			for _, q := range fx.queries {
+				for _, minSim := range []float64{0, 0.3} {
+					exact := fx.set.rank(&f, []int{0, 1}, q, legDepth, minSim, prefilter{})
+					require.Equal(t, exact, fx.set.rank(&f, []int{0, 1}, q, legDepth, minSim, prefilter{min: 1}))
+					if minSim != 0 || len(exact[0]) == 0 {
+						continue
+					}
+					require.True(t, qc.encode(q))
+					worst := exact[0][len(exact[0])-1].Score
+					for i := range fx.set.rows {
+						m, d := fx.set.meta[0][i], fx.set.dim
+						if m.scale == 0 {
+							continue
+						}
+						_, hi := qc.interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]), 1/float64(embed.Norm(q)), float64(pruneSlack(d)))
+						if hi >= worst {
+							ranked++
+						}
+						total++
+					}
+				}
+			}
+			t.Logf("%d rows, %d queries, depth %d: %.1f%% of rows bounded at or above the leg's worst score", n, queries, legDepth, 100*float64(ranked)/float64(total))
 		})
 	}
 }
 
-// TestPrefilterRecallTable logs the recall of several pools (tuning aid;
-// run with -run PrefilterRecallTable -v -args -recall-table).
-func TestPrefilterRecallTable(t *testing.T) {
-	if !*recallTable {
-		t.Skip("tuning aid: -args -recall-table")
-	}
-	fracs := []float64{0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5}
-	for _, n := range []int{10_000, *recallTableN} {
-		if n == 0 {
-			continue
-		}
-		for name, fx := range map[string]recallFixture{"random": randomRecallFixture(n, 200), "lexical": lexicalRecallFixture(t, n, 200)} {
-			for _, frac := range fracs {
-				pf := prefilter{min: 1, perResult: 1, fraction: frac, floor: 1}
-				r := measureRecall(fx, pf)
-				t.Logf("%s n=%d pool %d (%.0f%%): leg@5 %.4f leg@100 %.4f fused@5 %.4f", name, n, pf.pool(legDepth, n), frac*100, r.leg5, r.legDepth, r.fused5)
-			}
-		}
-	}
-}
-
-var (
-	recallTable  = flag.Bool("recall-table", false, "log the pre-filter's recall for several pools")
-	recallTableN = flag.Int("recall-table-n", 0, "a second set size for -recall-table")
-)
-
 // BenchmarkVecSetRank times the two vector legs of a search (depth 100) on
 // a coded set of 10,000 random or embed/lexical vectors: exact scans and
-// the default pool (40%), with threshold pruning (prune.go) and without,
-// at MinSimilarity 0 and 0.75 (direct-mode retrieval's default).
+// the pre-filter, with threshold pruning (prune.go) and without, at
+// MinSimilarity 0 and 0.75 (direct-mode retrieval's default).
 func BenchmarkVecSetRank(b *testing.B) {
 	const n = 10_000
 	f := filter{kind: store.KindInteraction}
 	for _, fx := range []struct {
 		name string
-		fx   func() recallFixture
+		fx   func() rankFixture
 	}{
-		{"random", func() recallFixture { return randomRecallFixture(n, 64) }},
-		{"lexical", func() recallFixture { return lexicalRecallFixture(b, n, 64) }},
+		{"random", func() rankFixture { return randomRankFixture(n, 64) }},
+		{"lexical", func() rankFixture { return lexicalRankFixture(b, n, 64) }},
 	} {
 		x := fx.fx()
 		for _, c := range []struct {
@@ -450,7 +483,7 @@ func BenchmarkVecSetRank(b *testing.B) {
 			pf   prefilter
 		}{
 			{"exact", prefilter{}},
-			{"pool=40%", prefilter{min: 1, perResult: 1, fraction: 0.4, floor: 1}},
+			{"prefilter", prefilter{min: 1}},
 		} {
 			for _, minSim := range []float64{0, 0.75} {
 				for _, exhaustive := range []bool{true, false} {
@@ -470,8 +503,8 @@ func BenchmarkVecSetRank(b *testing.B) {
 
 // TestStorePrefilter searches a store whose pre-filter is on from the first
 // document (so its codes are built on load and kept in step by cached
-// writes, and its pools of at least 200 hold every row) against one with
-// exact scans only: the same hits and scores, before and after writes.
+// writes) against one with exact scans only: the same hits and scores,
+// before and after writes.
 func TestStorePrefilter(t *testing.T) {
 	ctx := t.Context()
 	open := func(min int) *Store {

@@ -100,12 +100,12 @@ func TestPrunedDotIsDot(t *testing.T) {
 // row's vector with noise of several levels, so that every threshold has
 // hits and near-misses, and a tenth of the rows sharing one vector, so
 // that equal scores are broken by id.
-func pruneFixture(t testing.TB, lexicalVecs bool, n, queries int) recallFixture {
-	var fx recallFixture
+func pruneFixture(t testing.TB, lexicalVecs bool, n, queries int) rankFixture {
+	var fx rankFixture
 	if lexicalVecs {
-		fx = lexicalRecallFixture(t, n, queries)
+		fx = lexicalRankFixture(t, n, queries)
 	} else {
-		fx = randomRecallFixture(n, queries)
+		fx = randomRankFixture(n, queries)
 	}
 	rng := rand.New(rand.NewPCG(23, 24))
 	dup := fx.set.rows[0].vecs[0]
@@ -133,7 +133,7 @@ func pruneFixture(t testing.TB, lexicalVecs bool, n, queries int) recallFixture 
 }
 
 // TestPruningExact compares the vector legs with and without threshold
-// pruning, exact scans and pre-filtered pools alike, on random and
+// pruning, exact scans and pre-filtered legs alike, on random and
 // embed/lexical vectors, thresholds 0, 0.3 and 0.75 and depths 5 and 100:
 // the same ids, order and scores, bit for bit.
 func TestPruningExact(t *testing.T) {
@@ -141,7 +141,7 @@ func TestPruningExact(t *testing.T) {
 	if raceEnabled {
 		n, queries = 500, 12
 	}
-	pool := prefilter{min: 1, perResult: 1, fraction: 0.4, floor: 1}
+	pool := prefilter{min: 1}
 	for _, lex := range []bool{false, true} {
 		fx := pruneFixture(t, lex, n, queries)
 		name := map[bool]string{false: "random", true: "lexical"}[lex]

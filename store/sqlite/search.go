@@ -212,7 +212,7 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 // loadSet reads a user's searchable rows of one kind (every row but
 // superseded insights), their vectors and the columns the filters need, as
 // of the transaction's snapshot (generation gen), and with withText their
-// full-text index, with withCodes their sign codes.
+// full-text index, with withCodes their int8 codes.
 func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText, withCodes bool) (*vecSet, error) {
 	var query string
 	switch sp.kind {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -25,14 +24,8 @@ const (
 	DefaultCacheSizeKiB     = 8 << 10
 	DefaultVectorCacheBytes = 512 << 20
 
-	// DefaultVectorPrefilterMin, DefaultVectorPoolPerResult and
-	// DefaultVectorPoolFraction are the defaults of the Config fields of
-	// the same names (without Default).
-	DefaultVectorPrefilterMin  = 2_000
-	DefaultVectorPoolPerResult = 10
-	DefaultVectorPoolFraction  = 0.4
-	// vectorPoolFloor is the smallest pre-filter pool of a vector leg.
-	vectorPoolFloor = 200
+	// DefaultVectorPrefilterMin is the default of Config.VectorPrefilterMin.
+	DefaultVectorPrefilterMin = 2_000
 )
 
 // Config configures a Store. The zero value is usable.
@@ -48,8 +41,8 @@ type Config struct {
 	// CacheSizeKiB is SQLite's page cache per connection, in KiB; zero
 	// means DefaultCacheSizeKiB (8 MiB).
 	CacheSizeKiB int
-	// VectorCacheBytes bounds the in-memory vector cache (about 4.25 bytes
-	// per dimension per vector, codes included, plus ~200 bytes per document
+	// VectorCacheBytes bounds the in-memory vector cache (about 5 bytes
+	// per dimension per vector, codes included, plus ~250 bytes per document
 	// and the text index); the least recently
 	// searched user's sets are evicted first. Zero means
 	// DefaultVectorCacheBytes (512 MiB, enough for 100,000 interactions with
@@ -58,26 +51,14 @@ type Config struct {
 	VectorCacheBytes int64
 	// VectorPrefilterMin is the number of documents of one kind from which
 	// a user's cached vectors are searched through a pre-filter: each
-	// vector also has a ternary code (100 bytes for 384 dimensions), a
-	// vector leg scores every code against the query (an estimate of the
-	// cosine) and ranks only the best estimates exactly, its pool of
-	// max(VectorPoolPerResult × depth, VectorPoolFraction × n, 200)
-	// vectors, where depth is the leg's depth (max(TopK, 100)) and n the
-	// number of vectors that pass the search's filters. Scores are always
-	// exact; a document outside the pool is missed (see the package
-	// documentation for the recall). Zero means DefaultVectorPrefilterMin
-	// (2,000); a negative value turns the pre-filter off: every vector leg
-	// is an exact scan. Smaller sets, and sets not cached, are always
-	// scanned exactly.
+	// vector also has an int8 code (396 bytes for 384 dimensions) that
+	// bounds its similarity to a query, and a vector leg ranks exactly only
+	// the documents whose bound does not rule them out. The results are
+	// the exact scan's, bit for bit; only the work differs (see the package
+	// documentation). Zero means DefaultVectorPrefilterMin (2,000); a
+	// negative value turns the pre-filter off. Smaller sets, and sets not
+	// cached, are always scanned exactly.
 	VectorPrefilterMin int
-	// VectorPoolPerResult is the pool's size per result of the leg; zero
-	// means DefaultVectorPoolPerResult (10).
-	VectorPoolPerResult int
-	// VectorPoolFraction is the pool's size as a fraction of the vectors
-	// searched, in (0, 1]; zero means DefaultVectorPoolFraction (0.4, the
-	// smallest measured to keep a search's top 5 at 0.99 recall on
-	// embed/lexical vectors; 0.1 is enough for dense random vectors).
-	VectorPoolFraction float64
 	// MaxReaders caps the read connections; zero means max(4, GOMAXPROCS).
 	MaxReaders int
 	// Logger receives migrations (Info) and cache activity (Debug); nil
@@ -125,15 +106,6 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	if cfg.VectorPrefilterMin == 0 {
 		cfg.VectorPrefilterMin = DefaultVectorPrefilterMin
 	}
-	if cfg.VectorPoolPerResult <= 0 {
-		cfg.VectorPoolPerResult = DefaultVectorPoolPerResult
-	}
-	if cfg.VectorPoolFraction <= 0 || cfg.VectorPoolFraction > 1 || math.IsNaN(cfg.VectorPoolFraction) {
-		if cfg.VectorPoolFraction != 0 {
-			return nil, fmt.Errorf("sqlite: open %s: VectorPoolFraction %v not in (0, 1]", path, cfg.VectorPoolFraction)
-		}
-		cfg.VectorPoolFraction = DefaultVectorPoolFraction
-	}
 	if cfg.MaxReaders <= 0 {
 		cfg.MaxReaders = max(4, runtime.GOMAXPROCS(0))
 	}
@@ -174,8 +146,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		w:     w,
 		r:     r,
 		cache: newVecCache(cfg.VectorCacheBytes),
-		pf: prefilter{min: cfg.VectorPrefilterMin, perResult: cfg.VectorPoolPerResult,
-			fraction: cfg.VectorPoolFraction, floor: vectorPoolFloor},
+		pf:    prefilter{min: cfg.VectorPrefilterMin},
 	}, nil
 }
 
