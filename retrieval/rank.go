@@ -45,7 +45,7 @@ import (
 //     "did win" of a question meets the "won" of the conversation.
 //
 // A query that names a date ("on 9 November, 2022", "in March 2024",
-// "in 2023") favours interactions dated in that period or up to
+// "in 2023", "between August 11 and August 15, 2023") favours interactions dated in that period or up to
 // rankDateSlack after it (what happened is often told a few days later);
 // those are also searched on their own, so that one ranked below the
 // candidate depth is not missed.
@@ -187,13 +187,53 @@ var (
 	rankYear         = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)
 )
 
-// rankDateWindow returns the period [since, until) an explicit date of the
-// query names — a day, a month of a year or a year, the first found in
+// rankDateWindow returns the period [since, until) the query names — a
+// range ("between August 11 and August 15, 2023", "from March to May
+// 2024", the first date taking the second's year when it has none), or
+// else the first explicit date: a day, a month of a year or a year, in
 // that order of precision — widened by a day before and rankDateSlack
 // after. Relative dates ("last week") and months without a year are left
 // alone: they need the asker's own date, which a stored memory does not
 // share.
 func rankDateWindow(query string) (since, until time.Time, ok bool) {
+	from, to, _, ok := rankPeriod(query)
+	if m := rankRange.FindStringSubmatch(query); m != nil {
+		if f2, t2, _, ok2 := rankPeriod(m[2]); ok2 {
+			f1, _, _, ok1 := rankPeriod(m[1])
+			if !ok1 {
+				// "August 11" of "between August 11 and August 15, 2023":
+				// a day or month, not the year just lent.
+				var p rankPrecision
+				f1, _, p, ok1 = rankPeriod(m[1] + " " + strconv.Itoa(f2.Year()))
+				ok1 = ok1 && p > rankYearOnly
+			}
+			if ok1 && f1.Before(t2) {
+				from, to, ok = f1, t2, true
+			}
+		}
+	}
+	if !ok {
+		return time.Time{}, time.Time{}, false
+	}
+	return from.Add(-24 * time.Hour), to.Add(rankDateSlack), true
+}
+
+// rankRange finds the two ends of a date range.
+var rankRange = regexp.MustCompile(`(?i)\b(?:between|from)\s+(.{3,40}?)\s+(?:and|to|until|till|through)\s+(.{3,40})`)
+
+// rankPrecision is what a date names: a year, a month or a day.
+type rankPrecision int
+
+const (
+	rankYearOnly rankPrecision = iota + 1
+	rankMonthOnly
+	rankDay
+)
+
+// rankPeriod returns the period [from, to) of the first explicit date of
+// text, and its precision: a day, a month of a year or a year, tried in
+// that order.
+func rankPeriod(text string) (from, to time.Time, p rankPrecision, ok bool) {
 	day := func(y, m, d string, month time.Month) (time.Time, bool) {
 		yy, _ := strconv.Atoi(y)
 		dd, _ := strconv.Atoi(d)
@@ -206,33 +246,30 @@ func rankDateWindow(query string) (since, until time.Time, ok bool) {
 		}
 		return time.Date(yy, month, dd, 0, 0, 0, 0, time.UTC), true
 	}
-	widen := func(from, to time.Time) (time.Time, time.Time, bool) {
-		return from.Add(-24 * time.Hour), to.Add(rankDateSlack), true
-	}
-	if m := rankDayMonthYear.FindStringSubmatch(query); m != nil {
+	if m := rankDayMonthYear.FindStringSubmatch(text); m != nil {
 		if t, ok := day(m[3], "", m[1], rankMonths[strings.ToLower(m[2])]); ok {
-			return widen(t, t.AddDate(0, 0, 1))
+			return t, t.AddDate(0, 0, 1), rankDay, true
 		}
 	}
-	if m := rankMonthDayYear.FindStringSubmatch(query); m != nil {
+	if m := rankMonthDayYear.FindStringSubmatch(text); m != nil {
 		if t, ok := day(m[3], "", m[2], rankMonths[strings.ToLower(m[1])]); ok {
-			return widen(t, t.AddDate(0, 0, 1))
+			return t, t.AddDate(0, 0, 1), rankDay, true
 		}
 	}
-	if m := rankISODate.FindStringSubmatch(query); m != nil {
+	if m := rankISODate.FindStringSubmatch(text); m != nil {
 		if t, ok := day(m[1], m[2], m[3], 0); ok {
-			return widen(t, t.AddDate(0, 0, 1))
+			return t, t.AddDate(0, 0, 1), rankDay, true
 		}
 	}
-	if m := rankMonthYear.FindStringSubmatch(query); m != nil {
+	if m := rankMonthYear.FindStringSubmatch(text); m != nil {
 		y, _ := strconv.Atoi(m[2])
 		t := time.Date(y, rankMonths[strings.ToLower(m[1])], 1, 0, 0, 0, 0, time.UTC)
-		return widen(t, t.AddDate(0, 1, 0))
+		return t, t.AddDate(0, 1, 0), rankMonthOnly, true
 	}
-	if m := rankYear.FindStringSubmatch(query); m != nil {
+	if m := rankYear.FindStringSubmatch(text); m != nil {
 		y, _ := strconv.Atoi(m[1])
 		t := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
-		return widen(t, t.AddDate(1, 0, 0))
+		return t, t.AddDate(1, 0, 0), rankYearOnly, true
 	}
-	return time.Time{}, time.Time{}, false
+	return time.Time{}, time.Time{}, 0, false
 }

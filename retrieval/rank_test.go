@@ -18,6 +18,11 @@ func TestRankDateWindow(t *testing.T) {
 		"notes from 2024-02-29":                                    {day(2024, 2, 28), day(2024, 3, 8)},
 		"What did I decide about my IRA in March 2024?":            {day(2024, 2, 29), day(2024, 4, 8)},
 		"Which career-high performances did John achieve in 2023?": {day(2022, 12, 31), day(2024, 1, 8)},
+		"Where was John between August 11 and August 15 2023?":     {day(2023, 8, 10), day(2023, 8, 23)},
+		"What did I buy from March to May 2024?":                   {day(2024, 2, 29), day(2024, 6, 8)},
+		"between 2 and 5 June, 2024":                               {day(2024, 6, 4), day(2024, 6, 13)},
+		"from 2020 until 2022, how did my savings grow?":           {day(2019, 12, 31), day(2023, 1, 8)},
+		"between 10 May 2024 and 1 May 2024":                       {day(2024, 5, 9), day(2024, 5, 18)},
 	} {
 		since, until, ok := rankDateWindow(q)
 		if assert.True(t, ok, q) {

@@ -42,7 +42,10 @@ type turn struct {
 type question struct {
 	Question string   `json:"question"`
 	Evidence []string `json:"evidence"`
-	Category int      `json:"category"`
+	// unknown are evidence ids that name no turn of the conversation, left
+	// out of Evidence.
+	unknown  []string
+	Category int `json:"category"`
 }
 
 var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
@@ -139,10 +142,35 @@ func loadFile(path string) (*conversation, error) {
 	if err := json.Unmarshal(qa, &c.qa); err != nil {
 		return nil, fmt.Errorf("%s: qa: %w", path, err)
 	}
+	turns := map[string]bool{}
+	for _, s := range c.sessions {
+		for _, t := range s.turns {
+			turns[t.DiaID] = true
+		}
+	}
 	for i := range c.qa {
-		c.qa[i].Evidence = splitEvidence(c.qa[i].Evidence)
+		q := &c.qa[i]
+		q.Evidence, q.unknown = checkEvidence(splitEvidence(q.Evidence), turns)
 	}
 	return c, nil
+}
+
+// checkEvidence keeps the ids of ev that name a turn of the conversation,
+// repairing a stray colon ("D:11:26" for "D11:26", a slip in the released
+// data), and returns the others apart: a question cannot be scored on a
+// turn that does not exist ("D", or "D10:19" in a session of 18 turns).
+func checkEvidence(ev []string, turns map[string]bool) (known, unknown []string) {
+	for _, e := range ev {
+		switch fixed := strings.Replace(e, "D:", "D", 1); {
+		case turns[e]:
+			known = append(known, e)
+		case turns[fixed]:
+			known = append(known, fixed)
+		default:
+			unknown = append(unknown, e)
+		}
+	}
+	return known, unknown
 }
 
 // splitEvidence splits entries that hold several ids ("D8:6; D9:17", a slip

@@ -48,13 +48,16 @@ type report struct {
 	// Questions is the number scored: categories 1–4 with evidence.
 	Questions int `json:"questions"`
 	// SkippedNoEvidence counts category 1–4 questions without evidence.
-	SkippedNoEvidence int                 `json:"skipped_no_evidence"`
-	RecallAll         float64             `json:"recall_all"`
-	RecallAny         float64             `json:"recall_any"`
-	At                map[string]recall   `json:"at"`
-	ByCategory        map[string]*figures `json:"by_category"`
-	SearchP50ms       float64             `json:"search_p50_ms"`
-	SearchP95ms       float64             `json:"search_p95_ms"`
+	SkippedNoEvidence int `json:"skipped_no_evidence"`
+	// UnknownEvidence counts the evidence ids of category 1–4 questions
+	// that name no turn of their conversation, left out of the scoring.
+	UnknownEvidence int                 `json:"unknown_evidence_ids"`
+	RecallAll       float64             `json:"recall_all"`
+	RecallAny       float64             `json:"recall_any"`
+	At              map[string]recall   `json:"at"`
+	ByCategory      map[string]*figures `json:"by_category"`
+	SearchP50ms     float64             `json:"search_p50_ms"`
+	SearchP95ms     float64             `json:"search_p95_ms"`
 	// ContextTokens are the tokens of the -k documents' text per question.
 	ContextTokensP50  int     `json:"context_tokens_p50"`
 	ContextTokensP95  int     `json:"context_tokens_p95"`
@@ -118,6 +121,7 @@ func evaluate(ctx context.Context, m *memory, convs []*conversation, k int) (*re
 			if cat == nil {
 				continue // category 5 (adversarial) or unknown
 			}
+			rep.UnknownEvidence += len(q.unknown)
 			if len(q.Evidence) == 0 {
 				rep.SkippedNoEvidence++
 				continue
@@ -236,6 +240,9 @@ func (r *report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "memory context at k=%d: p50 %d tokens, p95 %d, mean %.0f (%.1f documents)\n", r.K, r.ContextTokensP50, r.ContextTokensP95, r.ContextTokensMean, r.DocumentsMean)
 	if r.SkippedNoEvidence > 0 {
 		fmt.Fprintf(w, "%d category 1–4 questions without evidence left out\n", r.SkippedNoEvidence)
+	}
+	if r.UnknownEvidence > 0 {
+		fmt.Fprintf(w, "%d evidence ids naming no turn of their conversation left out\n", r.UnknownEvidence)
 	}
 }
 

@@ -150,6 +150,10 @@ func TestRejects(t *testing.T) {
 func TestSplitEvidence(t *testing.T) {
 	assert.Equal(t, []string{"D8:6", "D9:17", "D1:2"}, splitEvidence([]string{"D8:6; D9:17", " D1:2 "}))
 	assert.Empty(t, splitEvidence(nil))
+	turns := map[string]bool{"D1:2": true, "D11:26": true}
+	known, unknown := checkEvidence([]string{"D1:2", "D:11:26", "D", "D10:19"}, turns)
+	assert.Equal(t, []string{"D1:2", "D11:26"}, known, "a stray colon is repaired")
+	assert.Equal(t, []string{"D", "D10:19"}, unknown, "ids naming no turn are set apart")
 }
 
 func TestCommandOnCosmos(t *testing.T) {
