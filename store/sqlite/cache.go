@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/store"
@@ -145,7 +146,7 @@ func (s *vecSet) encode(i int) {
 }
 
 // codeBytes is the memory of one vector's code and meta.
-func codeBytes(dim int) int64 { return int64(dim) + 12 }
+func codeBytes(dim int) int64 { return int64(dim) + int64(unsafe.Sizeof(codeMeta{})) }
 
 // recode computes every row's codes afresh, s.dim being known.
 func (s *vecSet) recode() {

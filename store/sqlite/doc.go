@@ -82,7 +82,7 @@
 // vector fetched from memory costs several times that). A cached set of
 // at least Config.VectorPrefilterMin documents (2,000) therefore also
 // keeps an int8 code of each vector (one byte a dimension, plus scale,
-// residual norm, norm and inverse norm: 396 bytes for 384 dimensions),
+// residual norm, norm and inverse norm: 404 bytes for 384 dimensions),
 // computed when the set is loaded and on each cached write. A vector leg
 // computes every matching row's integer dot product with the query's code
 // (AVX2, about 17 ns a row, a quarter of the bytes), which with the

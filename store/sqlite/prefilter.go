@@ -30,31 +30,50 @@ import (
 // threshold, or below the k-th largest lower end of all the rows', cannot
 // be among the leg's k best; only the others are ranked exactly, by the
 // exact scan's own arithmetic. The result is the exact scan's, scores,
-// order and ties bit for bit (TestPrefilterExact): the codes decide only
-// how much work it takes. On random 384-d unit vectors the interval is
-// about ±0.015 wide, and a leg of depth 100 ranks 2–4% of 10,000 rows
-// exactly.
+// order and ties bit for bit (TestVecSetPrefilterExact): the codes decide
+// only how much work it takes. On random 384-d unit vectors the interval
+// is about ±0.015 wide, and a leg of depth 100 ranks about 2% of 10,000
+// rows exactly.
+//
+// The slack covers float32 rounding relative to ‖q‖·‖v‖, which holds while
+// products neither overflow nor fall into subnormals: so a vector whose
+// norm is outside [codeMinNorm, codeMaxNorm] is not bounded but always
+// ranked exactly, and a query outside that range ranks every row exactly.
 
-// codeMeta is what a vector's bound needs besides its code and norm; a
-// zero scale marks a vector without a code (absent, of another length,
-// zero or not finite).
+// The norms between which vectors are bounded through their codes.
+const (
+	codeMinNorm = 1e-15
+	codeMaxNorm = 1e15
+)
+
+// codeMeta is what a vector's bound needs besides its code. The zero value
+// marks a vector the exact scan skips too (absent, of another length, or
+// zero); always one it ranks but that has no bound.
 type codeMeta struct {
-	scale float32 // s
-	resid float32 // ‖v − s·c‖, rounded up
-	norm  float32 // ‖v‖ as the row has it, kept here so that a scan of the codes reads no row
-	inv   float32 // 1/‖v‖ (its rounding, like the others', is within slack)
+	scale  float32 // s
+	resid  float32 // ‖v − s·c‖, rounded up
+	norm   float32 // ‖v‖ as the row has it, kept here so that a scan of the codes reads no row
+	inv    float32 // 1/‖v‖ (its rounding, like the others', is within slack)
+	always bool
 }
 
+// codable reports whether a vector or query of norm n is bounded through
+// codes.
+func codable(n float32) bool { return n >= codeMinNorm && n <= codeMaxNorm }
+
 // encodeInt8 writes v's code into code (len(v) bytes) and returns its
-// meta, norm being ‖v‖; the zero codeMeta when v has no code.
+// meta, norm being ‖v‖ as the row has it.
 func encodeInt8(v []float32, norm float32, code []int8) codeMeta {
+	clear(code)
+	switch {
+	case norm == 0:
+		return codeMeta{}
+	case !codable(norm):
+		return codeMeta{always: true}
+	}
 	var m float32
 	for _, x := range v {
 		m = max(m, x, -x)
-	}
-	if m == 0 || norm == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
-		clear(code)
-		return codeMeta{}
 	}
 	s := m / 127
 	var r float64
@@ -84,15 +103,16 @@ type queryCode struct {
 	fn    float64 // ‖f‖
 }
 
-// encodeQuery codes q into qc.d (reused) and reports whether q has a code.
-func (qc *queryCode) encode(q []float32) bool {
+// encode codes q, of norm qn, into qc (reusing qc.d) and reports whether
+// it is bounded through codes.
+func (qc *queryCode) encode(q []float32, qn float32) bool {
+	if !codable(qn) {
+		return false
+	}
 	qc.d = grow(qc.d, len(q))
 	var m float32
 	for _, x := range q {
 		m = max(m, x, -x)
-	}
-	if m == 0 || math.IsInf(float64(m), 0) || math.IsNaN(float64(m)) {
-		return false
 	}
 	s := float64(m) / 127
 	var dn, fn float64
@@ -125,7 +145,7 @@ type scratch struct {
 	rows  []int32   // matching rows
 	ints  []int32   // their codes' dot products with the query's, for one slot
 	hi    []float64 // their similarities' upper bounds
-	sel   []float64 // the lower bounds of the rows that may pass the threshold
+	sel   []float64 // a min-heap of the k largest lower bounds
 	cands []int32   // the rows (indices into rows) to rank exactly
 }
 
@@ -182,7 +202,7 @@ func siftDown(h []float64, i int) {
 func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn float32, k int, minSim float64, pf prefilter) [][]store.Scored {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	if !sc.qc.encode(query) {
+	if !sc.qc.encode(query, qn) {
 		return s.rankExact(f, slots, query, qn, k, minSim, pf)
 	}
 	sc.rows = sc.rows[:0]
@@ -213,7 +233,11 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 		qinv := 1 / float64(qn)
 		for x, i := range sc.rows {
 			m := meta[i]
-			if m.scale == 0 {
+			switch {
+			case m.always:
+				sc.hi[x] = math.Inf(1)
+				continue
+			case m.scale == 0:
 				sc.hi[x] = math.Inf(-1)
 				continue
 			}

@@ -51,10 +51,13 @@ func TestEncodeInt8(t *testing.T) {
 	code := []int8{5, 5}
 	assert.Zero(t, encodeInt8([]float32{0, 0}, 0, code), "zero vector")
 	assert.Equal(t, []int8{0, 0}, code)
-	assert.Zero(t, encodeInt8([]float32{1, float32(math.Inf(1))}, float32(math.Inf(1)), code), "infinite component")
+	assert.Equal(t, codeMeta{always: true}, encodeInt8([]float32{1, float32(math.Inf(1))}, float32(math.Inf(1)), code), "infinite component: ranked exactly")
+	assert.Equal(t, codeMeta{always: true}, encodeInt8([]float32{1e-20, 0}, 1e-20, code), "tiny: ranked exactly")
+	assert.Equal(t, codeMeta{always: true}, encodeInt8([]float32{1e20, 0}, 1e20, code), "huge: ranked exactly")
 	var qc queryCode
-	assert.False(t, qc.encode([]float32{0, 0}))
-	assert.True(t, qc.encode([]float32{0, -3}))
+	assert.False(t, qc.encode([]float32{0, 0}, 0))
+	assert.False(t, qc.encode([]float32{1e-20, 0}, 1e-20))
+	assert.True(t, qc.encode([]float32{0, -3}, 3))
 	assert.Equal(t, []int8{0, -127}, qc.d)
 }
 
@@ -73,14 +76,14 @@ func boundedSet(t *testing.T, vs [][]float32) (*vecSet, func(q []float32)) {
 		t.Helper()
 		var qc queryCode
 		qn := embed.Norm(q)
-		if !qc.encode(q) || qn == 0 || math.IsInf(float64(qn), 0) {
+		if !qc.encode(q, qn) {
 			return
 		}
 		slack := float64(pruneSlack(len(q)))
 		for i := range s.rows {
 			r := &s.rows[i]
 			m := s.meta[0][i]
-			if m.scale == 0 {
+			if m.scale == 0 || m.always {
 				continue
 			}
 			lo, hi := qc.interval(m, dot.Int8(qc.d, s.codes[0][i*s.dim:(i+1)*s.dim]), 1/float64(qn), slack)
@@ -148,8 +151,8 @@ func FuzzBound(f *testing.F) {
 				v := make([]float32, d)
 				for j := range v {
 					v[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
-					if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) || math.Abs(float64(v[j])) > 1e15 || math.Abs(float64(v[j])) < 1e-15 {
-						v[j] = 0 // the store refuses non-finite vectors; extremes overflow the float32 scan itself
+					if math.IsNaN(float64(v[j])) || math.IsInf(float64(v[j]), 0) {
+						v[j] = 0 // the store refuses non-finite vectors
 					}
 				}
 				out = append(out, v)
@@ -302,6 +305,10 @@ func TestVecSetPrefilterExact(t *testing.T) {
 			b = vec()[:d-1]
 		case 3:
 			b = slices.Clone(s.rows[len(s.rows)-1].vecs[0]) // duplicates: ties
+		case 4:
+			for j := range a {
+				a[j] *= []float32{1e-18, 1e17}[i%20/10] // no bound: always ranked
+			}
 		}
 		r.setVectors(a, b)
 		s.put(r)
@@ -309,8 +316,13 @@ func TestVecSetPrefilterExact(t *testing.T) {
 	on := prefilter{min: 1}
 	for qi := range 40 {
 		q := vec()
-		if qi%4 == 3 {
+		switch qi % 10 {
+		case 3, 7:
 			q = slices.Clone(s.rows[rng.IntN(len(s.rows))].vecs[1]) // a stored vector
+		case 9:
+			for j := range q {
+				q[j] *= 1e-17 // no bound: an exact scan
+			}
 		}
 		f := filter{kind: store.KindInteraction}
 		if qi%3 == 0 {
@@ -443,11 +455,11 @@ func TestPrefilterExactOnFixtures(t *testing.T) {
 					if minSim != 0 || len(exact[0]) == 0 {
 						continue
 					}
-					require.True(t, qc.encode(q))
+					require.True(t, qc.encode(q, embed.Norm(q)))
 					worst := exact[0][len(exact[0])-1].Score
 					for i := range fx.set.rows {
 						m, d := fx.set.meta[0][i], fx.set.dim
-						if m.scale == 0 {
+						if m.scale == 0 || m.always {
 							continue
 						}
 						_, hi := qc.interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]), 1/float64(embed.Norm(q)), float64(pruneSlack(d)))

@@ -51,7 +51,7 @@ type Config struct {
 	VectorCacheBytes int64
 	// VectorPrefilterMin is the number of documents of one kind from which
 	// a user's cached vectors are searched through a pre-filter: each
-	// vector also has an int8 code (396 bytes for 384 dimensions) that
+	// vector also has an int8 code (404 bytes for 384 dimensions) that
 	// bounds its similarity to a query, and a vector leg ranks exactly only
 	// the documents whose bound does not rule them out. The results are
 	// the exact scan's, bit for bit; only the work differs (see the package
