@@ -46,14 +46,14 @@ const (
 	codeMaxNorm = 1e15
 )
 
-// codeMeta is what a vector's bound needs besides its code. The zero value
+// codeMeta is what a vector's bound needs besides its code, relative to
+// its norm so that a scan of the codes reads no row (and the struct stays
+// small enough for the compiler to keep in registers). The zero value
 // marks a vector the exact scan skips too (absent, of another length, or
 // zero); always one it ranks but that has no bound.
 type codeMeta struct {
-	scale  float32 // s
-	resid  float32 // ‖v − s·c‖, rounded up
-	norm   float32 // ‖v‖ as the row has it, kept here so that a scan of the codes reads no row
-	inv    float32 // 1/‖v‖ (its rounding, like the others', is within slack)
+	factor float32 // s/‖v‖ (its rounding is within the slack)
+	resid  float32 // ‖v − s·c‖/‖v‖, rounded up
 	always bool
 }
 
@@ -83,7 +83,7 @@ func encodeInt8(v []float32, norm float32, code []int8) codeMeta {
 		e := float64(x) - float64(s)*c
 		r += e * e
 	}
-	return codeMeta{scale: s, resid: roundUp(math.Sqrt(r)), norm: norm, inv: float32(1 / float64(norm))}
+	return codeMeta{factor: float32(float64(s) / float64(norm)), resid: roundUp(math.Sqrt(r) / float64(norm))}
 }
 
 // roundUp returns x as a float32 no smaller than x.
@@ -123,7 +123,9 @@ func (qc *queryCode) encode(q []float32, qn float32) bool {
 		f := float64(x) - s*c
 		fn += f * f
 	}
-	qc.scale, qc.dn, qc.fn = s, math.Sqrt(dn), math.Sqrt(fn)*(1+1e-12)
+	// ‖f‖ is used against ‖v‖·(1/‖v‖) computed in float32: 1e-6 more
+	// covers that and its own rounding.
+	qc.scale, qc.dn, qc.fn = s, math.Sqrt(dn), math.Sqrt(fn)*(1+1e-6)
 	return true
 }
 
@@ -162,11 +164,22 @@ func grow[T any](s []T, n int) []T {
 // interval returns the bounds [lo, hi] of the similarity, as the exact
 // scan computes it, of a query of code qc and norm 1/qinv to a vector of
 // meta m whose code's dot product with qc.d is ip; slack is pruneSlack of
-// the dimension.
+// the dimension. In units of ‖q‖·‖v‖, the estimate is s_q·s·(d·c) and the
+// bound s_q·‖d‖·r + ‖f‖·‖v‖ (see the top of the file).
 func (qc *queryCode) interval(m codeMeta, ip int32, qinv, slack float64) (lo, hi float64) {
-	inv := float64(m.inv) * qinv // 1/(‖v‖·‖q‖)
-	est := qc.scale * float64(m.scale) * float64(ip) * inv
-	b := (qc.scale*qc.dn*float64(m.resid)+qc.fn*float64(m.norm))*inv + slack
+	return qc.bounds(qinv, slack).interval(m, ip)
+}
+
+// queryBounds are a query's constant factors of interval.
+type queryBounds struct{ est, resid, base float64 }
+
+func (qc *queryCode) bounds(qinv, slack float64) queryBounds {
+	return queryBounds{est: qc.scale * qinv, resid: qc.scale * qc.dn * qinv, base: qc.fn*qinv + slack}
+}
+
+func (qb queryBounds) interval(m codeMeta, ip int32) (lo, hi float64) {
+	est := qb.est * float64(m.factor) * float64(ip)
+	b := qb.resid*float64(m.resid) + qb.base
 	return est - b, est + b
 }
 
@@ -230,18 +243,18 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 		// bound (tau, kept with a min-heap of the k largest), can be among
 		// the k best.
 		sc.sel = sc.sel[:0]
-		qinv := 1 / float64(qn)
+		qb := sc.qc.bounds(1/float64(qn), slack)
 		for x, i := range sc.rows {
 			m := meta[i]
 			switch {
 			case m.always:
 				sc.hi[x] = math.Inf(1)
 				continue
-			case m.scale == 0:
+			case m.factor == 0:
 				sc.hi[x] = math.Inf(-1)
 				continue
 			}
-			lo, hi := sc.qc.interval(m, sc.ints[x], qinv, slack)
+			lo, hi := qb.interval(m, sc.ints[x])
 			sc.hi[x] = hi
 			if hi < minSim {
 				continue

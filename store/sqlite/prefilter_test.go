@@ -33,20 +33,20 @@ func TestEncodeInt8(t *testing.T) {
 		v[0] = 2 // the largest magnitude codes as 127
 		code := make([]int8, d)
 		m := encodeInt8(v, embed.Norm(v), code)
-		assert.Equal(t, float32(2)/127, m.scale, "d=%d", d)
-		assert.Equal(t, embed.Norm(v), m.norm, "d=%d", d)
+		n := float64(embed.Norm(v))
+		assert.InDelta(t, 2.0/127/n, m.factor, 1e-6, "d=%d", d)
 		assert.Equal(t, int8(127), code[0], "d=%d", d)
 		var r float64
 		for i, x := range v {
 			if x == 0 {
 				assert.Zero(t, code[i])
 			}
-			e := float64(x) - float64(m.scale)*float64(code[i])
-			assert.LessOrEqual(t, math.Abs(e), float64(m.scale)/2*(1+1e-6), "d=%d i=%d: rounded to nearest", d, i)
+			e := float64(x) - float64(float32(2)/127)*float64(code[i])
+			assert.LessOrEqual(t, math.Abs(e), 1.0/127*(1+1e-6), "d=%d i=%d: rounded to nearest", d, i)
 			r += e * e
 		}
-		assert.GreaterOrEqual(t, float64(m.resid), math.Sqrt(r), "d=%d: residual rounded up", d)
-		assert.InDelta(t, math.Sqrt(r), m.resid, 1e-6, "d=%d", d)
+		assert.GreaterOrEqual(t, float64(m.resid), math.Sqrt(r)/n, "d=%d: residual rounded up", d)
+		assert.InDelta(t, math.Sqrt(r)/n, m.resid, 1e-6, "d=%d", d)
 	}
 	code := []int8{5, 5}
 	assert.Zero(t, encodeInt8([]float32{0, 0}, 0, code), "zero vector")
@@ -83,7 +83,7 @@ func boundedSet(t *testing.T, vs [][]float32) (*vecSet, func(q []float32)) {
 		for i := range s.rows {
 			r := &s.rows[i]
 			m := s.meta[0][i]
-			if m.scale == 0 || m.always {
+			if m.factor == 0 || m.always {
 				continue
 			}
 			lo, hi := qc.interval(m, dot.Int8(qc.d, s.codes[0][i*s.dim:(i+1)*s.dim]), 1/float64(qn), slack)
@@ -459,7 +459,7 @@ func TestPrefilterExactOnFixtures(t *testing.T) {
 					worst := exact[0][len(exact[0])-1].Score
 					for i := range fx.set.rows {
 						m, d := fx.set.meta[0][i], fx.set.dim
-						if m.scale == 0 || m.always {
+						if m.factor == 0 || m.always {
 							continue
 						}
 						_, hi := qc.interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]), 1/float64(embed.Norm(q)), float64(pruneSlack(d)))
