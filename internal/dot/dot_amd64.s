@@ -6,6 +6,24 @@
 // step multiplies 32 components (VMULPS) and adds the products to the
 // lanes (VADDPS): two roundings, as in the portable loop.
 
+// STEP adds the products of the next 32 components of SI and DI to the
+// lanes Y0..Y3 and moves SI and DI past them.
+#define STEP \
+	VMOVUPS 0(SI), Y4 \
+	VMOVUPS 32(SI), Y5 \
+	VMOVUPS 64(SI), Y6 \
+	VMOVUPS 96(SI), Y7 \
+	VMULPS  0(DI), Y4, Y4 \
+	VMULPS  32(DI), Y5, Y5 \
+	VMULPS  64(DI), Y6, Y6 \
+	VMULPS  96(DI), Y7, Y7 \
+	VADDPS  Y4, Y0, Y0 \
+	VADDPS  Y5, Y1, Y1 \
+	VADDPS  Y6, Y2, Y2 \
+	VADDPS  Y7, Y3, Y3 \
+	ADDQ    $128, SI \
+	ADDQ    $128, DI
+
 // func addAVX(a, b *float32, n int, acc *Acc)
 TEXT ·addAVX(SB), NOSPLIT, $0-32
 	MOVQ a+0(FP), SI
@@ -20,22 +38,9 @@ TEXT ·addAVX(SB), NOSPLIT, $0-32
 	JZ   addstore
 
 addloop:
-	VMOVUPS 0(SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VMULPS  0(DI), Y4, Y4
-	VMULPS  32(DI), Y5, Y5
-	VMULPS  64(DI), Y6, Y6
-	VMULPS  96(DI), Y7, Y7
-	VADDPS  Y4, Y0, Y0
-	VADDPS  Y5, Y1, Y1
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y3, Y3
-	ADDQ    $128, SI
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     addloop
+	STEP
+	DECQ CX
+	JNZ  addloop
 
 addstore:
 	VMOVUPS Y0, 0(DX)
@@ -83,28 +88,26 @@ TEXT ·dotAVX(SB), NOSPLIT, $0-28
 	JZ     dotreduce
 
 dotloop:
-	VMOVUPS 0(SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VMULPS  0(DI), Y4, Y4
-	VMULPS  32(DI), Y5, Y5
-	VMULPS  64(DI), Y6, Y6
-	VMULPS  96(DI), Y7, Y7
-	VADDPS  Y4, Y0, Y0
-	VADDPS  Y5, Y1, Y1
-	VADDPS  Y6, Y2, Y2
-	VADDPS  Y7, Y3, Y3
-	ADDQ    $128, SI
-	ADDQ    $128, DI
-	DECQ    CX
-	JNZ     dotloop
+	STEP
+	DECQ CX
+	JNZ  dotloop
 
 dotreduce:
 	REDUCE
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// IREDUCE sums the int32 lanes of Y0 and Y1 into AX.
+#define IREDUCE \
+	VPADDD       Y1, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD       X1, X0, X0 \
+	VPSHUFD      $0x4e, X0, X1 \
+	VPADDD       X1, X0, X0 \
+	VPSHUFD      $0xb1, X0, X1 \
+	VPADDD       X1, X0, X0 \
+	VMOVD        X0, AX
 
 // func int8AVX2(a, b *int8, n int) int32
 // Sixteen components at a time are sign-extended to int16 (VPMOVSXBW) and
@@ -133,14 +136,7 @@ int8loop:
 	JNZ       int8loop
 
 int8reduce:
-	VPADDD       Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VMOVD        X0, AX
+	IREDUCE
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
@@ -175,14 +171,7 @@ rowsinner:
 	DECQ      CX
 	JNZ       rowsinner
 
-	VPADDD       Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VMOVD        X0, AX
+	IREDUCE
 	MOVL         AX, 0(R11)
 	ADDQ         $4, R11
 	DECQ         R10
