@@ -18,3 +18,13 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
+
+// TestConformanceWithoutCache runs the suite with the vector cache off:
+// every search loads the user's vectors, and the text leg runs in SQL.
+func TestConformanceWithoutCache(t *testing.T) {
+	storetest.RunConformance(t, func(t *testing.T) store.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: storetest.Dimensions, VectorCacheBytes: -1})
+		require.NoError(t, err)
+		return s
+	})
+}
