@@ -44,11 +44,12 @@ import (
 //   - lexis.Terms brings irregular inflections to their base form, so the
 //     "did win" of a question meets the "won" of the conversation.
 //
-// A query that names a date ("on 9 November, 2022", "in March 2024",
-// "in 2023", "between August 11 and August 15, 2023") favours interactions dated in that period or up to
-// rankDateSlack after it (what happened is often told a few days later);
-// those are also searched on their own, so that one ranked below the
-// candidate depth is not missed.
+// A query that names a date or a range of dates ("on 9 November, 2022",
+// "in March 2024", "in 2023", "between August 11 and August 15, 2023")
+// favours interactions dated in that period or up to rankDateSlack after
+// it (what happened is often told a few days later); those are also
+// searched on their own, so that one ranked below the candidate depth is
+// not missed.
 const (
 	rankVectorWeight   = 1.0
 	rankCoverageWeight = 0.5

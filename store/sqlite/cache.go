@@ -64,9 +64,9 @@ type vecSet struct {
 
 	// With coded, each row's vectors also have an int8 code and its
 	// codeMeta (prefilter.go), in step with rows: row i's code of slot j
-	// is codes[j][i*dim:(i+1)*dim], its meta meta[j][i] (a zero scale for
-	// a missing vector or one of another length than dim, which is the
-	// length of the first vector put).
+	// is codes[j][i*dim:(i+1)*dim], its meta meta[j][i] (the zero
+	// codeMeta for a missing vector or one of another length than dim,
+	// which is the length of the first vector put).
 	coded bool
 	dim   int
 	codes [2][]int8
