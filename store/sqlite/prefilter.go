@@ -161,22 +161,19 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// interval returns the bounds [lo, hi] of the similarity, as the exact
-// scan computes it, of a query of code qc and norm 1/qinv to a vector of
-// meta m whose code's dot product with qc.d is ip; slack is pruneSlack of
-// the dimension. In units of ‖q‖·‖v‖, the estimate is s_q·s·(d·c) and the
-// bound s_q·‖d‖·r + ‖f‖·‖v‖ (see the top of the file).
-func (qc *queryCode) interval(m codeMeta, ip int32, qinv, slack float64) (lo, hi float64) {
-	return qc.bounds(qinv, slack).interval(m, ip)
-}
-
-// queryBounds are a query's constant factors of interval.
+// queryBounds are a query's constant factors of its similarity bounds.
 type queryBounds struct{ est, resid, base float64 }
 
+// bounds returns the factors of a query of code qc and norm 1/qinv; slack
+// is pruneSlack of the dimension.
 func (qc *queryCode) bounds(qinv, slack float64) queryBounds {
 	return queryBounds{est: qc.scale * qinv, resid: qc.scale * qc.dn * qinv, base: qc.fn*qinv + slack}
 }
 
+// interval returns the bounds [lo, hi] of the similarity, as the exact
+// scan computes it, to a vector of meta m whose code's dot product with
+// the query's is ip. In units of ‖q‖·‖v‖, the estimate is s_q·s·(d·c) and
+// the bound s_q·‖d‖·r + ‖f‖·‖v‖ (see the top of the file).
 func (qb queryBounds) interval(m codeMeta, ip int32) (lo, hi float64) {
 	est := qb.est * float64(m.factor) * float64(ip)
 	b := qb.resid*float64(m.resid) + qb.base

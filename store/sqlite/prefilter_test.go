@@ -86,7 +86,7 @@ func boundedSet(t *testing.T, vs [][]float32) (*vecSet, func(q []float32)) {
 			if m.factor == 0 || m.always {
 				continue
 			}
-			lo, hi := qc.interval(m, dot.Int8(qc.d, s.codes[0][i*s.dim:(i+1)*s.dim]), 1/float64(qn), slack)
+			lo, hi := qc.bounds(1/float64(qn), slack).interval(m, dot.Int8(qc.d, s.codes[0][i*s.dim:(i+1)*s.dim]))
 			sim := float64(embed.Dot(q, r.vecs[0]) / (r.norms[0] * qn))
 			if math.IsInf(sim, 0) || math.IsNaN(sim) || r.norms[0] == 0 || math.IsInf(float64(r.norms[0]), 0) {
 				continue // the exact scan has no finite similarity to bound either
@@ -462,7 +462,7 @@ func TestPrefilterExactOnFixtures(t *testing.T) {
 						if m.factor == 0 || m.always {
 							continue
 						}
-						_, hi := qc.interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]), 1/float64(embed.Norm(q)), float64(pruneSlack(d)))
+						_, hi := qc.bounds(1/float64(embed.Norm(q)), float64(pruneSlack(d))).interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]))
 						if hi >= worst {
 							ranked++
 						}
