@@ -16,12 +16,18 @@ const (
 	BlockMemories        = "memories"         // fact_retrieval tool results: retrieved documents
 	BlockRecentTurns     = "recent_turns"     // query_rewrite: the conversation so far
 	BlockQuestion        = "question"         // query_rewrite: the message to make standalone
+	BlockSessions        = "sessions"         // session_reflection: the conversations to reflect on
+	BlockCategories      = "categories"       // session_reflection: the insight categories, "name: description" a line
+	BlockProfile         = "profile"          // profile_synthesis: the current long-term profile
+	BlockNewInsights     = "new_insights"     // profile_synthesis: the session insights to fold in
+	BlockInsights        = "insights"         // reconcile: the pool of insights, one a line
 )
 
 // blockNames lists every block name; Fence neutralises all of them, so data
 // fenced in one block cannot open or close another either.
 var blockNames = []string{BlockConversation, BlockPreviousSummary, BlockNewTurns, BlockSummarySoFar, BlockLastTurns,
-	BlockRequest, BlockMemories, BlockRecentTurns, BlockQuestion}
+	BlockRequest, BlockMemories, BlockRecentTurns, BlockQuestion, BlockSessions, BlockCategories, BlockProfile,
+	BlockNewInsights, BlockInsights}
 
 // tagRE matches anything that reads as an opening or closing tag of a block:
 // "<conversation>", "</conversation>", "< / CONVERSATION >"…

@@ -31,6 +31,9 @@ const (
 	NameSessionSummary      = "session_summary"
 	NameFactRetrieval       = "fact_retrieval"
 	NameQueryRewrite        = "query_rewrite"
+	NameSessionReflection   = "session_reflection"
+	NameProfileSynthesis    = "profile_synthesis"
+	NameReconcile           = "reconcile"
 )
 
 // Limits the prompts ask for and the parsers enforce.
@@ -83,7 +86,29 @@ var specs = map[string]spec{
 		blocks: []string{BlockRecentTurns, BlockQuestion},
 		sample: func() any { return rewriteData(sampleTurns, "And what about later?") },
 	},
+	NameSessionReflection: {
+		blocks: []string{BlockSessions, BlockCategories},
+		json:   true,
+		sample: func() any {
+			return reflectionData([]ReflectionSession{{ID: "s1", Start: sampleToday, Turns: sampleTurns}}, sampleCategories)
+		},
+	},
+	NameProfileSynthesis: {
+		blocks: []string{BlockProfile, BlockNewInsights},
+		sample: func() any {
+			return profileData("The user saves 10% of their salary.", []InsightLine{{Label: "i1", Date: sampleToday, Category: "preference", Confidence: 0.9, Text: "The user prefers index funds."}})
+		},
+	},
+	NameReconcile: {
+		blocks: []string{BlockInsights},
+		json:   true,
+		sample: func() any {
+			return reconcileData([]InsightLine{{Label: "i1", Date: sampleToday, Category: "preference", Confidence: 0.9, Text: "The user prefers index funds."}})
+		},
+	},
 }
+
+var sampleCategories = []Category{{Name: "preference", Description: "how the user likes things done"}}
 
 var sampleToday = time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 
