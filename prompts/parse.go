@@ -341,7 +341,7 @@ func stripLabel(text string) string {
 		return text
 	}
 	for _, w := range words {
-		if strings.Trim(w, "*_") == "summary" {
+		if w := strings.Trim(w, "*_"); w == "summary" || w == "profile" {
 			return strings.TrimLeft(rest, "*_ ")
 		}
 	}

@@ -1,0 +1,235 @@
+// Package reflection turns finished conversations into lasting memory
+// about a user:
+//
+//   - session reflection (ReflectSession, ReflectPending) reads a completed
+//     session's interactions and stores what it reveals about the user as
+//     session insights, each with a category, a confidence, an importance
+//     and its provenance (sessions and interactions), or marks the session
+//     "no-insight". No-insight sessions are kept and, once
+//     Config.AggregateAfter of them have gathered, reflected on together:
+//     small talk spread over several sessions can add up to something;
+//   - long-term reflection (ReflectLongTerm) folds the insights not yet
+//     processed into the user's one profile document (id
+//     store.LongTermID), which every new session's initialization block
+//     shows first;
+//   - reconciliation (Reconcile) shows the model the user's recent insights
+//     together and acts on what it finds: duplicates are merged into one
+//     new insight, contradictions keep the most recent. The losers are
+//     soft-deleted (store.Store.SupersedeInsight) with the reason and the
+//     winner's id, so an audit read still shows everything that ever
+//     applied to the user.
+//
+// Every call is scoped to one user, and reflection is idempotent: insight
+// ids are derived from the user, the sessions and the text, so a retried
+// reflection rewrites the same documents; a session already reflected is
+// skipped. Model output is untrusted: it is parsed by the prompts package,
+// which keeps only insights of the configured categories and only the
+// labels the prompt showed.
+//
+// The Reflector makes model calls synchronously; provider.MemoryProvider
+// runs them on its background queue.
+package reflection
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Defaults for zero Config fields (seed design values).
+const (
+	DefaultMinConfidence  = prompts.MinConfidence // 0.7
+	DefaultAggregateAfter = 3
+	DefaultReconcilePool  = 50
+	// DefaultProfileBatch is the most insights one long-term reflection
+	// folds in; the rest wait for the next call.
+	DefaultProfileBatch = 100
+)
+
+// DefaultCategories are the insight categories of the financial-advisor
+// design.
+var DefaultCategories = []prompts.Category{
+	{Name: "demographics", Description: "age, family, where they live, occupation and employment"},
+	{Name: "financial_goals", Description: "retirement age, savings targets, major purchases, debts to pay off, with amounts and dates"},
+	{Name: "risk_profile", Description: "tolerance for risk, investment experience and preferences"},
+	{Name: "current_situation", Description: "income, assets, accounts, debts and expenses as they stand"},
+	{Name: "concern", Description: "worries, fears and open questions"},
+	{Name: "preference", Description: "how they like advice given: format, frequency, channels, products they favour or avoid"},
+}
+
+// ErrSessionActive reports reflection asked of a session not yet ended.
+var ErrSessionActive = errors.New("reflection: session not completed")
+
+// Config configures a Reflector. Chat and Embedder are required; every
+// other zero field takes its documented default.
+type Config struct {
+	// Chat is the model that reflects (the design uses the main model).
+	Chat agent.ChatClient
+	// Embedder embeds insights and the profile.
+	Embedder embed.Embedder
+	// Prompts is the prompt set; nil means prompts.Default().
+	Prompts *prompts.Set
+	// Categories are the insight categories offered to the model; an
+	// insight of any other category is dropped. Nil means
+	// DefaultCategories.
+	Categories []prompts.Category
+	// MinConfidence drops insights the model is less sure of. Zero means
+	// DefaultMinConfidence (0.7); negative keeps every insight.
+	MinConfidence float64
+	// AggregateAfter is the number of no-insight sessions that
+	// ReflectPending reflects on together. Zero means
+	// DefaultAggregateAfter (3); negative never aggregates.
+	AggregateAfter int
+	// ReconcilePool is the number of most recent active session insights
+	// Reconcile shows the model at once. Zero means DefaultReconcilePool
+	// (50).
+	ReconcilePool int
+	// ProfileBatch is the most insights one ReflectLongTerm folds in (the
+	// oldest first). Zero means DefaultProfileBatch (100).
+	ProfileBatch int
+	// Logger receives what reflection survives; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Reflector runs reflection on a store. It is safe for concurrent use,
+// but two reflections of the same user should not run at once (the
+// provider runs them one at a time per user): each reads, then writes.
+type Reflector struct {
+	st  store.Store
+	cfg Config
+}
+
+// New returns a Reflector on st. It fails when st, Chat or Embedder is
+// missing, a category name is not a lower-case identifier or repeated, or
+// a number is out of range.
+func New(st store.Store, cfg Config) (*Reflector, error) {
+	switch {
+	case st == nil:
+		return nil, errors.New("reflection: nil store")
+	case cfg.Chat == nil:
+		return nil, errors.New("reflection: Config.Chat (chat client) is required")
+	case cfg.Embedder == nil:
+		return nil, errors.New("reflection: Config.Embedder is required")
+	case cfg.MinConfidence > 1:
+		return nil, fmt.Errorf("reflection: Config.MinConfidence %v above 1", cfg.MinConfidence)
+	case cfg.ReconcilePool < 0, cfg.ProfileBatch < 0:
+		return nil, fmt.Errorf("reflection: negative ReconcilePool (%d) or ProfileBatch (%d)", cfg.ReconcilePool, cfg.ProfileBatch)
+	case cfg.Categories != nil && len(cfg.Categories) == 0:
+		return nil, errors.New("reflection: Config.Categories is empty (nil means the defaults)")
+	}
+	if cfg.Categories == nil {
+		cfg.Categories = DefaultCategories
+	}
+	seen := make(map[string]bool)
+	for _, c := range cfg.Categories {
+		if !validCategory(c.Name) || seen[c.Name] {
+			return nil, fmt.Errorf("reflection: category %q is repeated or not a lower-case identifier ([a-z][a-z0-9_]*)", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	if cfg.Prompts == nil {
+		cfg.Prompts = prompts.Default()
+	}
+	if cfg.MinConfidence == 0 {
+		cfg.MinConfidence = DefaultMinConfidence
+	}
+	if cfg.AggregateAfter == 0 {
+		cfg.AggregateAfter = DefaultAggregateAfter
+	}
+	if cfg.ReconcilePool == 0 {
+		cfg.ReconcilePool = DefaultReconcilePool
+	}
+	if cfg.ProfileBatch == 0 {
+		cfg.ProfileBatch = DefaultProfileBatch
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Reflector{st: st, cfg: cfg}, nil
+}
+
+func validCategory(name string) bool {
+	if name == "" || len(name) > 64 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// Config returns the configuration with defaults applied.
+func (r *Reflector) Config() Config { return r.cfg }
+
+// complete asks the model for req and parses the answer with parse; an
+// unusable answer is asked for once more. A failed call is returned as is.
+func complete[T any](ctx context.Context, r *Reflector, what string, req *agent.ChatRequest, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	var perr error
+	for attempt := 1; attempt <= 2; attempt++ {
+		out, err := r.cfg.Chat.Complete(ctx, req)
+		if err != nil {
+			return zero, fmt.Errorf("reflection: %s: %w", what, err)
+		}
+		v, err := parse([]byte(out.Message.Text))
+		if err == nil {
+			return v, nil
+		}
+		perr = err
+		r.cfg.Logger.WarnContext(ctx, "memory: unusable reflection answer from the model", "step", what, "attempt", attempt, "err", err)
+	}
+	return zero, fmt.Errorf("reflection: %s: %w", what, perr)
+}
+
+// embedTexts embeds texts in one call.
+func (r *Reflector) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	vecs, err := r.cfg.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("reflection: embed: %w", err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("reflection: embed: %d vectors for %d texts", len(vecs), len(texts))
+	}
+	return vecs, nil
+}
+
+// insightID derives an insight's id from its parts, so that a retried
+// reflection rewrites the same document.
+func insightID(prefix string, parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return prefix + hex.EncodeToString(sum[:16])
+}
+
+// union appends to a the items of b it lacks, keeping order.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,313 @@
+package reflection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// SessionResult is what a session reflection did.
+type SessionResult struct {
+	// SessionIDs are the sessions reflected on together (one, or the
+	// no-insight sessions of an aggregation).
+	SessionIDs []string
+	// Flag is store.FlagInsight when insights were kept, store.FlagNoInsight
+	// otherwise.
+	Flag string
+	// Insights are the insights stored: new ones, and existing ones the
+	// sessions restated (their SessionIDs extended).
+	Insights []*store.Insight
+	// Restated counts the insights of Insights that already existed (same
+	// content hash).
+	Restated int
+	// Dropped counts the insights the model gave that were not kept: below
+	// MinConfidence, or refused by the parser (unknown category, no text,
+	// repeated, too many).
+	Dropped int
+	// Skipped is set when the session had been reflected on already;
+	// nothing was done.
+	Skipped bool
+}
+
+// ReflectSession reflects on the completed session sessionID of userID: it
+// reads the session's interactions, asks the model for insights, stores
+// those at or above MinConfidence (an insight whose text is already stored
+// has the session added to its SessionIDs instead) and sets the session's
+// reflection status (processed, or no-insight) and ExtractedInsights. A
+// session already reflected on is skipped. It fails with ErrSessionActive
+// for a session not yet ended and store.ErrNotFound for an unknown one;
+// after a failure nothing is marked, and the call may be repeated.
+func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string) (*SessionResult, error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
+	doc, err := r.st.GetSession(ctx, userID, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
+	}
+	if doc.Status != store.SessionCompleted {
+		return nil, fmt.Errorf("%w: %s", ErrSessionActive, sessionID)
+	}
+	if doc.ReflectionStatus != store.ReflectionPending {
+		return &SessionResult{SessionIDs: []string{sessionID}, Flag: flagOf(doc.ReflectionStatus), Skipped: true}, nil
+	}
+	return r.reflect(ctx, userID, []*store.SessionSummary{doc})
+}
+
+func flagOf(s store.ReflectionStatus) string {
+	if s == store.ReflectionNoInsight {
+		return store.FlagNoInsight
+	}
+	return store.FlagInsight
+}
+
+// PendingResult is what ReflectPending did.
+type PendingResult struct {
+	// Sessions holds one result per session reflected on, oldest first.
+	Sessions []*SessionResult
+	// Aggregate is the reflection of no-insight sessions together, if one
+	// ran.
+	Aggregate *SessionResult
+}
+
+// ReflectPending reflects on every completed session of userID still
+// pending, oldest first, then, when at least AggregateAfter sessions are
+// marked no-insight, on those together (the oldest AggregateAfter times
+// as many as fit in one call, up to 4·AggregateAfter). Sessions of an
+// aggregation are marked processed whatever it finds: together they have
+// had their chance, and asking again would repeat the cost. A failing
+// session is logged and the others go on; the first error is returned
+// with what was done.
+func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*PendingResult, error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
+	res := &PendingResult{}
+	pending, err := r.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted, ReflectionStatus: store.ReflectionPending})
+	if err != nil {
+		return res, fmt.Errorf("reflection: pending sessions: %w", err)
+	}
+	slices.Reverse(pending) // ListSessions is most recent first
+	var first error
+	for _, doc := range pending {
+		sr, err := r.reflect(ctx, userID, []*store.SessionSummary{doc})
+		if err != nil {
+			r.cfg.Logger.WarnContext(ctx, "memory: session reflection failed", "user", userID, "session", doc.ID, "err", err)
+			first = cmpErr(first, err)
+			continue
+		}
+		res.Sessions = append(res.Sessions, sr)
+	}
+	if r.cfg.AggregateAfter < 0 {
+		return res, first
+	}
+	idle, err := r.st.ListSessions(ctx, userID, store.SessionFilter{ReflectionStatus: store.ReflectionNoInsight})
+	if err != nil {
+		return res, cmpErr(first, fmt.Errorf("reflection: no-insight sessions: %w", err))
+	}
+	if len(idle) < r.cfg.AggregateAfter {
+		return res, first
+	}
+	slices.Reverse(idle)
+	if n := 4 * r.cfg.AggregateAfter; len(idle) > n {
+		idle = idle[:n]
+	}
+	agg, err := r.reflect(ctx, userID, idle)
+	if err != nil {
+		return res, cmpErr(first, err)
+	}
+	res.Aggregate = agg
+	return res, first
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// reflect runs one reflection over sessions (one, or an aggregation) and
+// marks them.
+func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*store.SessionSummary) (*SessionResult, error) {
+	res := &SessionResult{}
+	var in []prompts.ReflectionSession
+	var sources []string // interaction ids
+	for _, s := range sessions {
+		res.SessionIDs = append(res.SessionIDs, s.ID)
+		docs, err := r.st.ListInteractions(ctx, userID, store.InteractionFilter{SessionID: s.ID})
+		if err != nil {
+			return nil, fmt.Errorf("reflection: interactions of %s: %w", s.ID, err)
+		}
+		rs := prompts.ReflectionSession{ID: s.ID, Start: s.StartTime}
+		for _, d := range docs {
+			sources = append(sources, d.ID)
+			rs.Turns = append(rs.Turns, turnsOf(d.Content)...)
+		}
+		in = append(in, rs)
+	}
+	aggregate := len(sessions) > 1
+	var drafts []prompts.InsightDraft
+	if countText(in) > 0 {
+		req, err := r.cfg.Prompts.SessionReflection(in, r.cfg.Categories)
+		if err != nil {
+			return nil, fmt.Errorf("reflection: %w", err)
+		}
+		names := make([]string, len(r.cfg.Categories))
+		for i, c := range r.cfg.Categories {
+			names[i] = c.Name
+		}
+		out, err := complete(ctx, r, "session reflection", req.Request(), func(b []byte) (prompts.ReflectionResult, error) {
+			return prompts.ParseSessionReflection(b, names)
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Dropped = out.Rejected
+		for _, d := range out.Insights {
+			if d.Confidence < r.cfg.MinConfidence {
+				res.Dropped++
+				continue
+			}
+			drafts = append(drafts, d)
+		}
+	}
+	if err := r.storeDrafts(ctx, userID, res, drafts, sources); err != nil {
+		return nil, err
+	}
+	res.Flag = store.FlagNoInsight
+	status := store.ReflectionNoInsight
+	if len(res.Insights) > 0 {
+		res.Flag, status = store.FlagInsight, store.ReflectionProcessed
+	}
+	if aggregate {
+		status = store.ReflectionProcessed
+	}
+	var ids []string
+	for _, in := range res.Insights {
+		ids = append(ids, in.ID)
+	}
+	for _, s := range sessions {
+		if err := r.markSession(ctx, userID, s.ID, status, ids); err != nil {
+			return nil, err
+		}
+	}
+	r.cfg.Logger.InfoContext(ctx, "memory: sessions reflected", "user", userID, "sessions", res.SessionIDs,
+		"flag", res.Flag, "insights", len(res.Insights), "restated", res.Restated, "dropped", res.Dropped)
+	return res, nil
+}
+
+// storeDrafts stores the kept insights of a reflection over res.SessionIDs.
+func (r *Reflector) storeDrafts(ctx context.Context, userID string, res *SessionResult, drafts []prompts.InsightDraft, sources []string) error {
+	now := r.cfg.Now().UTC()
+	var fresh []*store.Insight
+	for _, d := range drafts {
+		hash := store.ContentHash(d.Text)
+		old, err := r.st.FindInsightByHash(ctx, userID, hash)
+		switch {
+		case err == nil && old.InsightType == store.InsightSession:
+			// Restated: the existing insight gains the sessions.
+			if merged := union(old.SessionIDs, res.SessionIDs); len(merged) != len(old.SessionIDs) {
+				old.SessionIDs = merged
+				old.SourceInteractionIDs = union(old.SourceInteractionIDs, sources)
+				old.UpdatedAt = now
+				if err := r.st.PutInsight(ctx, userID, old); err != nil {
+					return fmt.Errorf("reflection: update insight %s: %w", old.ID, err)
+				}
+			}
+			res.Insights = append(res.Insights, old)
+			res.Restated++
+			continue
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("reflection: look up insight: %w", err)
+		}
+		fresh = append(fresh, &store.Insight{
+			ID:                   insightID("ins-", append([]string{userID, hash}, res.SessionIDs...)...),
+			InsightType:          store.InsightSession,
+			SessionIDs:           slices.Clone(res.SessionIDs),
+			InsightText:          d.Text,
+			Confidence:           ptr(d.Confidence),
+			Importance:           d.Importance,
+			Category:             d.Category,
+			ReflectionFlag:       store.FlagInsight,
+			SourceInteractionIDs: slices.Clone(sources),
+			ContentHash:          hash,
+			CreatedAt:            now,
+			UpdatedAt:            now,
+			EmbeddingModel:       r.cfg.Embedder.Model(),
+		})
+	}
+	texts := make([]string, len(fresh))
+	for i, in := range fresh {
+		texts[i] = in.InsightText
+	}
+	vecs, err := r.embedTexts(ctx, texts)
+	if err != nil {
+		return err
+	}
+	for i, in := range fresh {
+		in.InsightVector = vecs[i]
+		if err := r.st.PutInsight(ctx, userID, in); err != nil {
+			return fmt.Errorf("reflection: store insight: %w", err)
+		}
+		res.Insights = append(res.Insights, in)
+	}
+	return nil
+}
+
+// markSession sets a session's reflection status and extracted insights,
+// retrying on a concurrent write (the keeper may still be touching it).
+func (r *Reflector) markSession(ctx context.Context, userID, id string, status store.ReflectionStatus, insights []string) error {
+	for attempt := 0; ; attempt++ {
+		doc, err := r.st.GetSession(ctx, userID, id)
+		if err != nil {
+			return fmt.Errorf("reflection: mark session %s: %w", id, err)
+		}
+		doc.ReflectionStatus = status
+		doc.ExtractedInsights = union(doc.ExtractedInsights, insights)
+		doc.UpdatedAt = r.cfg.Now().UTC()
+		err = r.st.PutSession(ctx, userID, doc)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrConflict) || attempt == 4 {
+			return fmt.Errorf("reflection: mark session %s: %w", id, err)
+		}
+	}
+}
+
+// turnsOf splits an interaction's content ("role: text" lines, a line
+// without a colon continuing the message before it) into messages.
+func turnsOf(content string) []prompts.Turn {
+	var out []prompts.Turn
+	for line := range strings.Lines(content) {
+		line = strings.TrimRight(line, "\r\n")
+		who, text, ok := strings.Cut(line, ": ")
+		if !ok || len(who) > 40 || strings.Count(who, " ") > 2 {
+			if n := len(out); n > 0 {
+				out[n-1].Text += "\n" + line
+				continue
+			}
+			who, text = "user", line
+		}
+		out = append(out, prompts.Turn{Role: who, Text: text})
+	}
+	return out
+}
+
+func countText(sessions []prompts.ReflectionSession) int {
+	n := 0
+	for _, s := range sessions {
+		for _, t := range s.Turns {
+			if strings.TrimSpace(t.Text) != "" {
+				n++
+			}
+		}
+	}
+	return n
+}
