@@ -32,6 +32,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/tokens"
@@ -95,6 +96,8 @@ const (
 	DefaultMaxAttempts  = 3
 	DefaultRetryBackoff = 500 * time.Millisecond
 	DefaultMaxLive      = 10000
+	// DefaultReconcileEvery is seed 000's DEDUP_EVERY_N.
+	DefaultReconcileEvery = 5
 )
 
 // Config configures a MemoryProvider. Mini (or Chat) and Embedder are
@@ -143,6 +146,26 @@ type Config struct {
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
 
+	// Reflection selects when session reflection runs; the zero value is
+	// ReflectOnEnd.
+	Reflection ReflectionTrigger
+	// ReflectionConfig tunes reflection (categories, confidence threshold,
+	// aggregation, reconcile pool…). Its Chat defaults to the provider's
+	// Chat (the design reflects with the main model), its Embedder,
+	// Prompts, Logger and Now to the provider's.
+	ReflectionConfig reflection.Config
+	// ProfileEvery updates the long-term profile (ReflectLongTerm) after
+	// every ProfileEvery session reflections of a user that stored
+	// insights, with ReflectOnEnd. Zero means never automatically (the
+	// design's default: the profile is updated on demand, through
+	// Reflector).
+	ProfileEvery int
+	// ReconcileEvery reconciles a user's insights (Reconcile) after every
+	// ReconcileEvery session reflections of theirs that stored insights,
+	// with ReflectOnEnd, before any profile update. Zero means
+	// DefaultReconcileEvery (5); negative means never automatically.
+	ReconcileEvery int
+
 	// MaxLive bounds the sessions held in memory (and the manifests kept);
 	// the least recently used give way. A session that gives way loses
 	// nothing: its state is in the store and the next run resumes it. Zero
@@ -161,6 +184,7 @@ type MemoryProvider struct {
 	st  store.Store
 	k   *keeper.Keeper
 	r   *retrieval.Retriever
+	rf  *reflection.Reflector
 	cfg Config
 	log *slog.Logger
 	q   *queue
@@ -168,6 +192,7 @@ type MemoryProvider struct {
 	mu        sync.Mutex
 	live      *lru[*liveSession]    // by memory session id
 	manifests *lru[keeper.Manifest] // by user and agent session id
+	reflected *lru[reflectCount]    // by user: reflections since the last reconcile / profile update
 }
 
 type liveSession struct {
@@ -197,6 +222,10 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		return nil, fmt.Errorf("provider: unknown Config.Mode %d", cfg.Mode)
 	case cfg.Retrieval < RetrievalOnDemand || cfg.Retrieval > RetrievalOff:
 		return nil, fmt.Errorf("provider: unknown Config.Retrieval %d", cfg.Retrieval)
+	case cfg.Reflection < ReflectOnEnd || cfg.Reflection > ReflectManual:
+		return nil, fmt.Errorf("provider: unknown Config.Reflection %d", cfg.Reflection)
+	case cfg.ProfileEvery < 0:
+		return nil, fmt.Errorf("provider: negative Config.ProfileEvery %d (zero means manual)", cfg.ProfileEvery)
 	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0, cfg.MaxLive < 0:
 		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff or MaxLive")
 	}
@@ -217,6 +246,9 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	}
 	if cfg.MaxLive == 0 {
 		cfg.MaxLive = DefaultMaxLive
+	}
+	if cfg.ReconcileEvery == 0 {
+		cfg.ReconcileEvery = DefaultReconcileEvery
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -252,9 +284,32 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
+	fc := cfg.ReflectionConfig
+	if fc.Chat == nil {
+		fc.Chat = cfg.Chat
+		if fc.Chat == nil {
+			fc.Chat = cfg.Mini
+		}
+	}
+	if fc.Embedder == nil {
+		fc.Embedder = cfg.Embedder
+	}
+	if fc.Prompts == nil {
+		fc.Prompts = cfg.Prompts
+	}
+	if fc.Logger == nil {
+		fc.Logger = cfg.Logger
+	}
+	if fc.Now == nil {
+		fc.Now = cfg.Now
+	}
+	rf, err := reflection.New(st, fc)
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
 	log := cfg.Logger.With("component", "agentmemory")
 	return &MemoryProvider{
-		st: st, k: k, r: r, cfg: cfg, log: log,
+		st: st, k: k, r: r, rf: rf, cfg: cfg, log: log,
 		q: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
 		live: newLRU(cfg.MaxLive, func(_ string, ls *liveSession) {
 			if ls.timer != nil {
@@ -262,6 +317,7 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 			}
 		}),
 		manifests: newLRU[keeper.Manifest](cfg.MaxLive, nil),
+		reflected: newLRU[reflectCount](cfg.MaxLive, nil),
 	}, nil
 }
 
@@ -362,6 +418,9 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	}
 	p.mu.Unlock()
 	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
+	if p.cfg.Reflection == ReflectOnEnd {
+		p.scheduleReflect(userID)
+	}
 	return res, nil
 }
 

@@ -32,6 +32,9 @@ type model struct {
 	cumulative  int
 	main        int
 	metadataFor []string
+	reflections int
+	reconciles  int
+	profiles    int
 }
 
 func (m *model) answer(r fakeopenai.Request) fakeopenai.Reply {
@@ -47,6 +50,17 @@ func (m *model) answer(r fakeopenai.Request) fakeopenai.Reply {
 		return fakeopenai.Text(fmt.Sprintf("The client is planning retirement (update %d).", m.cumulative))
 	case strings.HasPrefix(sys, "agentmemory:prompt=session_summary"):
 		return fakeopenai.JSON(map[string]any{"summary": "Planned a 401k rollover and retirement savings.", "key_topics": []string{"401k rollover"}})
+	case strings.HasPrefix(sys, "agentmemory:prompt=session_reflection"):
+		m.reflections++
+		return fakeopenai.JSON(map[string]any{"reflection_flag": "insight", "insights": []map[string]any{
+			{"category": "financial_goals", "insight_text": fmt.Sprintf("The client plans a 401k rollover (reflection %d).", m.reflections), "confidence": 0.9, "importance": "high"},
+		}})
+	case strings.HasPrefix(sys, "agentmemory:prompt=reconcile"):
+		m.reconciles++
+		return fakeopenai.JSON(map[string]any{"duplicates": []any{}, "contradictions": []any{}})
+	case strings.HasPrefix(sys, "agentmemory:prompt=profile_synthesis"):
+		m.profiles++
+		return fakeopenai.Text(fmt.Sprintf("The client is planning a 401k rollover (profile %d).", m.profiles))
 	}
 	m.main++
 	return fakeopenai.Text(fmt.Sprintf("reply %d", m.main))
@@ -61,7 +75,7 @@ type fixture struct {
 	now   time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, mut ...func(*provider.Config)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{srv: fakeopenai.New(t), model: &model{}, now: time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)}
@@ -84,10 +98,14 @@ func newFixture(t *testing.T) *fixture {
 		f.now = f.now.Add(time.Second)
 		return f.now
 	}
-	f.mem, err = provider.New(f.st, provider.Config{
+	pc := provider.Config{
 		UserID: "u1", Chat: chat, Mini: mini, Embedder: emb, RetryBackoff: time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock,
-	})
+	}
+	for _, m := range mut {
+		m(&pc)
+	}
+	f.mem, err = provider.New(f.st, pc)
 	require.NoError(t, err)
 	t.Cleanup(func() { f.mem.Close(context.Background()) })
 	n := 0

@@ -1,0 +1,168 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/reflection"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// ReflectionTrigger selects when session reflection runs.
+type ReflectionTrigger int
+
+const (
+	// ReflectOnEnd (the default): when a session ends, reflection of the
+	// user's pending sessions is queued in the background, followed by
+	// reconciliation and a profile update when Config.ReconcileEvery and
+	// Config.ProfileEvery say so.
+	ReflectOnEnd ReflectionTrigger = iota
+	// ReflectManual: reflection runs only when the caller asks, through
+	// Reflector.
+	ReflectManual
+)
+
+func (t ReflectionTrigger) String() string {
+	switch t {
+	case ReflectOnEnd:
+		return "on-end"
+	case ReflectManual:
+		return "manual"
+	}
+	return fmt.Sprintf("ReflectionTrigger(%d)", int(t))
+}
+
+// reflectCount counts a user's session reflections that stored insights
+// since the last reconciliation and the last profile update. It lives in
+// memory: after a restart the counts begin again.
+type reflectCount struct{ sinceReconcile, sinceProfile int }
+
+// Reflector returns the provider's reflector, for reflection on demand
+// (ReflectLongTerm, Reconcile, ReflectSession) outside the automatic
+// triggers.
+func (p *MemoryProvider) Reflector() *reflection.Reflector { return p.rf }
+
+// scheduleReflect queues reflection of userID's pending sessions. Jobs
+// for one user coalesce, and run one at a time.
+func (p *MemoryProvider) scheduleReflect(userID string) {
+	p.q.offer(job{
+		key:  "reflect\x00" + userID,
+		what: "reflect for user " + userID,
+		run:  func(ctx context.Context) error { return p.reflect(ctx, userID) },
+	})
+}
+
+// reflect runs session reflection for userID, then reconciliation and the
+// profile update when their counts are reached.
+func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
+	res, err := p.rf.ReflectPending(ctx, userID)
+	fruitful := 0
+	if res != nil {
+		for _, s := range res.Sessions {
+			if s.Flag == store.FlagInsight {
+				fruitful++
+			}
+		}
+		if res.Aggregate != nil && res.Aggregate.Flag == store.FlagInsight {
+			fruitful++
+		}
+	}
+	p.mu.Lock()
+	c, _ := p.reflected.get(userID)
+	c.sinceReconcile += fruitful
+	c.sinceProfile += fruitful
+	reconcile := p.cfg.ReconcileEvery > 0 && c.sinceReconcile >= p.cfg.ReconcileEvery
+	profile := p.cfg.ProfileEvery > 0 && c.sinceProfile >= p.cfg.ProfileEvery
+	if reconcile {
+		c.sinceReconcile = 0
+	}
+	if profile {
+		c.sinceProfile = 0
+	}
+	p.reflected.put(userID, c)
+	p.mu.Unlock()
+	if err != nil {
+		return err // retried: ReflectPending picks up what is still pending
+	}
+	if reconcile {
+		if _, err := p.rf.Reconcile(ctx, userID); err != nil {
+			// Logged, not retried: the next count reaches it again.
+			p.log.WarnContext(ctx, "memory: reconciliation failed", "user", userID, "err", err)
+		}
+	}
+	if profile {
+		if _, err := p.rf.ReflectLongTerm(ctx, userID); err != nil {
+			p.log.WarnContext(ctx, "memory: long-term profile update failed", "user", userID, "err", err)
+		}
+	}
+	return nil
+}
+
+// ForgetInsight soft-deletes one of the user's insights (reason
+// "forgotten"): it no longer reaches any context or search, and stays for
+// the audit read. The long-term profile is not rewritten; run
+// Reflector().ReflectLongTerm, or ForgetUser, for that. It fails with
+// store.ErrNotFound for an insight the user does not have.
+func (p *MemoryProvider) ForgetInsight(ctx context.Context, userID, insightID string) error {
+	if err := agent.ValidateUserID(userID); err != nil {
+		return fmt.Errorf("provider: forget insight: %w", err)
+	}
+	if insightID == store.LongTermID(userID) {
+		if err := p.st.DeleteDocument(ctx, userID, store.KindInsight, insightID); err != nil {
+			return fmt.Errorf("provider: forget profile: %w", err)
+		}
+		return nil
+	}
+	err := p.st.SupersedeInsight(ctx, userID, insightID, store.Supersession{Reason: store.ReasonForgotten, At: p.cfg.Now()})
+	if err != nil {
+		return fmt.Errorf("provider: forget insight %s: %w", insightID, err)
+	}
+	return nil
+}
+
+// ForgetUser deletes everything stored about the user, for good: every
+// interaction, insight (the audit trail included), session and profile.
+// It drops the user's live sessions held by this provider, waits for the
+// background work queued so far (which may belong to the user) and then
+// deletes. A run for the user still in flight may store its turn after
+// this returns: call it when the user has no run going.
+func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) error {
+	if err := agent.ValidateUserID(userID); err != nil {
+		return fmt.Errorf("provider: forget user: %w", err)
+	}
+	p.mu.Lock()
+	var drop []string
+	p.live.each(func(key string, ls *liveSession) {
+		if ls.ks.UserID() == userID {
+			drop = append(drop, key)
+			if ls.timer != nil {
+				ls.timer.Stop()
+			}
+		}
+	})
+	for _, k := range drop {
+		p.live.remove(k)
+	}
+	drop = drop[:0]
+	prefix := liveKey(userID, "")
+	p.manifests.each(func(key string, _ keeper.Manifest) {
+		if strings.HasPrefix(key, prefix) {
+			drop = append(drop, key)
+		}
+	})
+	for _, k := range drop {
+		p.manifests.remove(k)
+	}
+	p.reflected.remove(userID)
+	p.mu.Unlock()
+	if err := p.q.flush(ctx); err != nil {
+		return fmt.Errorf("provider: forget user: waiting for background work: %w", err)
+	}
+	if err := p.st.DeleteUser(ctx, userID); err != nil {
+		return fmt.Errorf("provider: forget user: %w", err)
+	}
+	return nil
+}

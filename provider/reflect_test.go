@@ -1,0 +1,162 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// session runs a short session of the fixture's user and ends it.
+func (f *fixture) session(t *testing.T, user string, turns int) *agent.Session {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := f.agent.NewUserSession(user)
+	require.NoError(t, err)
+	for i := 1; i <= turns; i++ {
+		_, err := f.agent.Run(ctx, sess, agent.UserText(fmt.Sprintf("%s question %d", user, i)))
+		require.NoError(t, err)
+	}
+	_, err = f.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	require.NoError(t, f.mem.Flush(ctx))
+	return sess
+}
+
+func (f *fixture) requestsFor(prompt string) []string {
+	var models []string
+	for _, r := range f.srv.ChatRequests() {
+		if strings.HasPrefix(r.SystemText(), "agentmemory:prompt="+prompt+"\n") {
+			models = append(models, r.Chat.Model)
+		}
+	}
+	return models
+}
+
+func TestSessionsAreReflectedWhenTheyEnd(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ReconcileEvery, c.ProfileEvery = 2, 2 })
+
+	first := f.session(t, "u1", 3)
+	assert.Equal(t, []string{"main"}, f.requestsFor("session_reflection"), "reflection uses the main model, in the background")
+	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{})
+	require.NoError(t, err)
+	require.Len(t, ins, 1)
+	assert.Equal(t, []string{first.ID()}, ins[0].SessionIDs)
+	doc, err := f.st.GetSession(ctx, "u1", first.ID())
+	require.NoError(t, err)
+	assert.Equal(t, store.ReflectionProcessed, doc.ReflectionStatus)
+	assert.Empty(t, f.requestsFor("reconcile"), "one reflection is not yet ReconcileEvery")
+	assert.Empty(t, f.requestsFor("profile_synthesis"))
+
+	f.session(t, "u1", 2)
+	assert.Len(t, f.requestsFor("reconcile"), 1, "the second fruitful reflection reconciles")
+	assert.Len(t, f.requestsFor("profile_synthesis"), 1, "and updates the profile")
+	prof, err := f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	require.NoError(t, err)
+	assert.Equal(t, "The client is planning a 401k rollover (profile 1).", prof.InsightText)
+	assert.Len(t, prof.SourceInsightIDs, 2)
+
+	// The next session starts with the profile.
+	third, err := f.agent.NewUserSession("u1")
+	require.NoError(t, err)
+	_, err = f.agent.Run(ctx, third, agent.UserText("hello again"))
+	require.NoError(t, err)
+	man, ok := f.mem.LastManifest(third)
+	require.True(t, ok)
+	assert.Equal(t, keeper.ItemProfile, man.Items[0].Kind)
+	var block string
+	for _, m := range f.lastMainRequest(t) {
+		if strings.HasPrefix(m.Content, "<memory>") {
+			block = m.Content
+		}
+	}
+	assert.Contains(t, block, "### Key Insights\nThe client is planning a 401k rollover (profile 1).")
+}
+
+func TestManualReflection(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.Reflection = provider.ReflectManual })
+	sess := f.session(t, "u1", 2)
+	assert.Empty(t, f.requestsFor("session_reflection"), "nothing runs by itself")
+	res, err := f.mem.Reflector().ReflectSession(ctx, "u1", sess.ID())
+	require.NoError(t, err)
+	assert.Len(t, res.Insights, 1)
+	prof, err := f.mem.Reflector().ReflectLongTerm(ctx, "u1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{res.Insights[0].ID}, prof.Folded)
+}
+
+func TestFailedReflectionNeverBreaksTheSession(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=session_reflection") {
+			return fakeopenai.Error(500, "reflection model down")
+		}
+		return f.model.answer(r)
+	})
+	sess := f.session(t, "u1", 2)
+	assert.Len(t, f.requestsFor("session_reflection"), 3, "tried MaxAttempts times in the background")
+	doc, err := f.st.GetSession(ctx, "u1", sess.ID())
+	require.NoError(t, err)
+	assert.Equal(t, store.SessionCompleted, doc.Status)
+	assert.Equal(t, store.ReflectionPending, doc.ReflectionStatus, "left pending for the next trigger")
+
+	// The next session's end picks it up once the model is back.
+	f.srv.HandleChat(f.model.answer)
+	f.session(t, "u1", 1)
+	doc, err = f.st.GetSession(ctx, "u1", sess.ID())
+	require.NoError(t, err)
+	assert.Equal(t, store.ReflectionProcessed, doc.ReflectionStatus)
+}
+
+func TestForgetInsightAndUser(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1 })
+	f.session(t, "u1", 2)
+	f.session(t, "u2", 2)
+	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	require.Len(t, ins, 1)
+
+	// Another user's insight id is not found for u2.
+	require.ErrorIs(t, f.mem.ForgetInsight(ctx, "u2", ins[0].ID), store.ErrNotFound)
+	require.NoError(t, f.mem.ForgetInsight(ctx, "u1", ins[0].ID))
+	left, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	audit, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession, IncludeSuperseded: true})
+	require.NoError(t, err)
+	require.Len(t, audit, 1)
+	assert.Equal(t, store.ReasonForgotten, audit[0].SupersedeReason)
+
+	require.NoError(t, f.mem.ForgetInsight(ctx, "u1", store.LongTermID("u1")), "the profile can be forgotten")
+	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	require.NoError(t, f.mem.ForgetUser(ctx, "u1"))
+	docs, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, docs)
+	sessions, err := f.st.ListSessions(ctx, "u1", store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, sessions)
+	audit, err = f.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	assert.Empty(t, audit)
+
+	other, err := f.st.ListInsights(ctx, "u2", store.InsightFilter{})
+	require.NoError(t, err)
+	assert.Len(t, other, 2, "u2's insight and profile untouched")
+	require.Error(t, f.mem.ForgetUser(ctx, ""))
+}
