@@ -54,7 +54,11 @@ func openMemory(ctx context.Context, lookup func(string) (string, bool), dir str
 		return nil, "", err
 	}
 	clk := &clock{t: time.Now().UTC()}
-	prov, err := provider.New(st, provider.Config{Mini: m.Mini, Embedder: m.Embedder, K: turns, Logger: logger, Now: clk.now})
+	// Reflection stays off: the metric scores the turn ids of what is
+	// retrieved, which insights (provenance: sessions and interactions) do
+	// not carry, and the default insight categories are the financial
+	// advisor's.
+	prov, err := provider.New(st, provider.Config{Mini: m.Mini, Embedder: m.Embedder, K: turns, Reflection: provider.ReflectManual, Logger: logger, Now: clk.now})
 	if err != nil {
 		st.Close()
 		return nil, "", err

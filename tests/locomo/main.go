@@ -22,7 +22,8 @@
 // speaker_b role assistant (the provider stores those two roles; the names
 // are what the content shows, "Jon: …"). An image is kept as text: its
 // caption is appended as "[image: <blip_caption>]". Each session is ended
-// (EndSession: last interaction, session summary). Only the conversation
+// (EndSession: last interaction, session summary); session reflection is
+// off (see openMemory). Only the conversation
 // fields are read; the dataset's observations, session summaries and event
 // summaries never reach the memory.
 //
