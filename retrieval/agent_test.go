@@ -223,3 +223,34 @@ func TestAutoSkipsGreetingsAndRewritesFollowUps(t *testing.T) {
 	require.NotEmpty(t, ms)
 	assert.Contains(t, retrieval.AutoBlock(ms), "<memories>\n- [")
 }
+
+func TestSearchLeavesTheProfileToTheInitBlock(t *testing.T) {
+	ctx := context.Background()
+	emb, err := lexical.New(lexical.Config{Dimensions: dims})
+	require.NoError(t, err)
+	st := openStore(t)
+	seed(t, st, emb)
+	text := "Profile: the user prefers a Roth IRA rollover."
+	v, err := embed.One(ctx, emb, text)
+	require.NoError(t, err)
+	require.NoError(t, st.PutInsight(ctx, "alice", &store.Insight{ID: store.LongTermID("alice"), InsightType: store.InsightLongTerm,
+		InsightText: text, InsightVector: v, CreatedAt: docDate}))
+	r, err := retrieval.New(st, retrieval.Config{Embedder: emb, MinSimilarity: -1})
+	require.NoError(t, err)
+
+	ids := func(ms []retrieval.Memory) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	all, err := r.Search(ctx, "alice", "Roth IRA rollover", retrieval.SearchOptions{TopK: 10})
+	require.NoError(t, err)
+	assert.Contains(t, ids(all), "ins-1")
+	assert.NotContains(t, ids(all), store.LongTermID("alice"), "the profile is in every session's context already")
+
+	insights, err := r.Search(ctx, "alice", "Roth IRA rollover", retrieval.SearchOptions{TopK: 10, Kinds: []store.Kind{store.KindInsight}})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"ins-1", store.LongTermID("alice")}, ids(insights), "search_insights may ask for it")
+}

@@ -30,7 +30,9 @@ type SearchOptions struct {
 //     similarity, the share of the query's terms a document holds, and the
 //     period a date in the query names.
 //   - Insights (distilled facts about the user) keep the store's order and
-//     are fused with the interactions by Reciprocal Rank Fusion.
+//     are fused with the interactions by Reciprocal Rank Fusion. Unless
+//     opts.Kinds or opts.InsightType asks for it, the long-term profile is
+//     left out: every session's initialization block shows it already.
 //   - Session summaries fill the places left, after interactions and
 //     insights, unless they are the only kind asked for. A summary is the
 //     least specific document (and the recent ones are in every session's
@@ -79,6 +81,11 @@ func (r *Retriever) Search(ctx context.Context, userID, query string, opts Searc
 	if want[store.KindInsight] {
 		q := req
 		q.InsightType = opts.InsightType
+		if q.InsightType == "" && len(opts.Kinds) == 0 {
+			// A search of everything leaves the long-term profile out: it
+			// is in every session's initialization block already.
+			q.InsightType = store.InsightSession
+		}
 		hits, err := r.st.SearchInsights(ctx, userID, q)
 		if err != nil {
 			return nil, fmt.Errorf("retrieval: search insights: %w", err)
