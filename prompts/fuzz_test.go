@@ -3,6 +3,7 @@ package prompts_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -159,6 +160,145 @@ func FuzzFence(f *testing.F) {
 		}
 		if len(turns) != 1 || turns[0].Role != "user" {
 			t.Fatalf("one message became %q", turns)
+		}
+	})
+}
+
+var reflectionSeeds = []string{
+	`{"reflection_flag": "insight", "insights": [{"category": "financial_goals", "insight_text": "The user wants to retire at 60.", "confidence": 0.9, "importance": "high"}]}`,
+	"```json\n{\"insights\": [{\"category\": \"Financial Goals\", \"text\": \"A.\", \"confidence\": \"85%\"}, {\"category\": \"concern\", \"insight\": \"a.\"}]}\n```",
+	`Sure: {"reflection": {"Reflection_Flag": "no-insight", "Insights": []}}`,
+	`{"insights": ["x", 1, null, [], {"category": "hobbies", "insight_text": "y"}, {"category": "concern", "insight_text": "\"z\"", "confidence": "NaN", "importance": "HIGH"}]}`,
+	`{"insights": [{"category": "concern", "insight_text": "a", "confidence": "-Inf"}, {"category": "concern", "insight_text": "b", "confidence": 1e999}]}`,
+	`{"reflection_flag": "insight"}`,
+	"{\"insights\": [{\"category\": \"concern\", \"insight_text\": \"\\u0000\\ud800\xff\", \"confidence\": 250}]}",
+}
+
+func FuzzParseSessionReflection(f *testing.F) {
+	for _, s := range append(reflectionSeeds, outputSeeds...) {
+		f.Add([]byte(s))
+	}
+	cats := []string{"demographics", "financial_goals", "risk_profile", "current_situation", "concern", "preference"}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		r, err := prompts.ParseSessionReflection(out, cats)
+		if err != nil {
+			if !errors.Is(err, prompts.ErrUnusable) {
+				t.Fatalf("error %v does not wrap ErrUnusable", err)
+			}
+			return
+		}
+		if (r.Flag == prompts.FlagInsight) != (len(r.Insights) > 0) || (r.Flag != prompts.FlagInsight && r.Flag != prompts.FlagNoInsight) {
+			t.Fatalf("flag %q with %d insights", r.Flag, len(r.Insights))
+		}
+		if len(r.Insights) > prompts.MaxInsights || r.Rejected < 0 {
+			t.Fatalf("%d insights, %d rejected", len(r.Insights), r.Rejected)
+		}
+		seen := map[string]bool{}
+		for _, in := range r.Insights {
+			if !slices.Contains(cats, in.Category) {
+				t.Fatalf("category %q not offered", in.Category)
+			}
+			if !(in.Confidence >= 0 && in.Confidence <= 1) {
+				t.Fatalf("confidence %v", in.Confidence)
+			}
+			if in.Importance != "high" && in.Importance != "medium" && in.Importance != "low" {
+				t.Fatalf("importance %q", in.Importance)
+			}
+			if in.Text == "" || !utf8.ValidString(in.Text) || utf8.RuneCountInString(in.Text) > prompts.MaxInsightRunes || in.Text != strings.TrimSpace(in.Text) ||
+				strings.ContainsFunc(in.Text, unicode.IsControl) {
+				t.Fatalf("bad text %q", in.Text)
+			}
+			if seen[strings.ToLower(in.Text)] {
+				t.Fatalf("repeated text %q", in.Text)
+			}
+			seen[strings.ToLower(in.Text)] = true
+		}
+		// Parsing is idempotent: the kept insights read back unchanged.
+		type item struct {
+			Category   string  `json:"category"`
+			Text       string  `json:"insight_text"`
+			Confidence float64 `json:"confidence"`
+			Importance string  `json:"importance"`
+		}
+		items := []item{}
+		for _, in := range r.Insights {
+			items = append(items, item{in.Category, in.Text, in.Confidence, in.Importance})
+		}
+		b, err := json.Marshal(map[string]any{"reflection_flag": r.Flag, "insights": items})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := prompts.ParseSessionReflection(b, cats)
+		if err != nil || r2.Flag != r.Flag || r2.Rejected != 0 || !slices.Equal(r2.Insights, r.Insights) {
+			t.Fatalf("not idempotent: %+v then %+v, %v", r, r2, err)
+		}
+	})
+}
+
+func FuzzParseReconcile(f *testing.F) {
+	for _, s := range []string{
+		`{"duplicates": [{"ids": ["i1", "i4"], "merged_text": "M."}], "contradictions": [{"ids": ["i2", "i3"]}]}`,
+		`{"duplicates": [["i1", "i1"], {"labels": "[i2], I2, i3"}], "contradictions": [{"ids": ["i3", "i9"]}, ["i4", "i5"]]}`,
+		"```json\n{\"Duplicates\": [{\"IDs\": [\"[I1]\", \" i2 \"], \"Merged Text\": \"\\\"x\\\"\"}]}\n```",
+		`{"result": {"duplicates": [42, null, "i1 i2", {"ids": 7}], "contradictions": {}}}`,
+		`{"duplicates": [{"ids": [1, 2, "i1", "i2"], "merged_text": "` + strings.Repeat("é", 700) + `"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	labels := []string{"i1", "i2", "i3", "i4", "I5"}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		r, err := prompts.ParseReconcile(out, labels)
+		if err != nil {
+			if !errors.Is(err, prompts.ErrUnusable) {
+				t.Fatalf("error %v does not wrap ErrUnusable", err)
+			}
+			return
+		}
+		used := map[string]bool{}
+		check := func(ids []string) {
+			if len(ids) < 2 {
+				t.Fatalf("group of %d: %q", len(ids), ids)
+			}
+			for _, id := range ids {
+				if !slices.Contains(labels, id) {
+					t.Fatalf("label %q not given", id)
+				}
+				if used[id] {
+					t.Fatalf("label %q used twice in %+v", id, r)
+				}
+				used[id] = true
+			}
+		}
+		for _, g := range r.Duplicates {
+			check(g.Labels)
+			if !utf8.ValidString(g.Merged) || utf8.RuneCountInString(g.Merged) > prompts.MaxInsightRunes || strings.ContainsFunc(g.Merged, unicode.IsControl) {
+				t.Fatalf("bad merged text %q", g.Merged)
+			}
+		}
+		for _, ids := range r.Contradictions {
+			check(ids)
+		}
+		if r.Rejected < 0 {
+			t.Fatalf("rejected %d", r.Rejected)
+		}
+	})
+}
+
+func FuzzParseProfile(f *testing.F) {
+	for _, s := range append(outputSeeds, "The user is 42.", "```text\nProfile summary: \"x\"\n```", `{"profile": "P."}`, `"The user said "hi""`, "\"\"", "Summary:") {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		p, err := prompts.ParseProfile(out)
+		if err != nil {
+			if !errors.Is(err, prompts.ErrUnusable) {
+				t.Fatalf("error %v does not wrap ErrUnusable", err)
+			}
+			return
+		}
+		if p == "" || !utf8.ValidString(p) || utf8.RuneCountInString(p) > prompts.MaxProfileRunes || p != strings.TrimSpace(p) ||
+			strings.ContainsFunc(p, unicode.IsControl) {
+			t.Fatalf("bad profile %q", p)
 		}
 	})
 }

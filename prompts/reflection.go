@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,10 @@ const (
 	ProfileWords = 300
 	// MaxProfileRunes cuts a parsed profile.
 	MaxProfileRunes = 4000
-	// MaxReflectionRunes bounds the <sessions> block of session_reflection:
-	// beyond it the oldest messages are left out, and the block says so.
+	// MaxReflectionRunes bounds the messages of the <sessions> block of
+	// session_reflection (headers and roles aside): beyond it the oldest
+	// messages are left out, and the block says so; a newest message over
+	// it on its own is cut.
 	MaxReflectionRunes = 60000
 	// MinConfidence is the confidence below which session_reflection is
 	// told an insight will not be kept (the reflection package's default
@@ -71,37 +74,58 @@ type ReflectionData struct {
 func reflectionData(sessions []ReflectionSession, cats []Category) ReflectionData {
 	// Keep the newest messages within MaxReflectionRunes: walk back from
 	// the last message of the last session; once one does not fit, it and
-	// everything before it is left out.
+	// everything before it is left out. The newest message itself is never
+	// left out: alone over the budget, it is cut to fit. Messages without
+	// text are not shown (FormatTurns skips them) and cost nothing.
 	budget := MaxReflectionRunes
-	keepFrom := make([]int, len(sessions)) // per session, index of the first turn kept
-	dropped, full := 0, false
+	kept := make([][]Turn, len(sessions)) // per session, the turns shown
+	dropped, full, keptAny := 0, false, false
 	for i := len(sessions) - 1; i >= 0; i-- {
-		turns := sessions[i].Turns
-		keepFrom[i] = len(turns)
-		for j := len(turns) - 1; j >= 0 && !full; j-- {
-			n := utf8.RuneCountInString(turns[j].Text) + len(turns[j].Role) + 2
+		var rev []Turn
+		for j := len(sessions[i].Turns) - 1; j >= 0; j-- {
+			t := sessions[i].Turns[j]
+			if strings.TrimSpace(t.Text) == "" {
+				continue
+			}
+			if full {
+				dropped++
+				continue
+			}
+			overhead := len(cleanRole(t.Role)) + 2 // "role: "
+			n := utf8.RuneCountInString(t.Text) + overhead
 			if n > budget {
 				full = true
-				break
+				if keptAny {
+					dropped++
+					continue
+				}
+				t.Text = cutText(strings.TrimSpace(t.Text), budget-overhead)
+				n = budget
 			}
 			budget -= n
-			keepFrom[i] = j
+			keptAny = true
+			rev = append(rev, t)
 		}
-		dropped += countTurns(turns[:keepFrom[i]])
+		slices.Reverse(rev)
+		kept[i] = rev
 	}
 	var b strings.Builder
 	if dropped > 0 {
 		fmt.Fprintf(&b, "[%d earlier messages left out for length]\n\n", dropped)
 	}
-	msgs := 0
+	// A session left with no message to show is not shown, nor counted.
+	shown, msgs := 0, 0
 	for i, s := range sessions {
-		if i > 0 {
+		if len(kept[i]) == 0 {
+			continue
+		}
+		if shown > 0 {
 			b.WriteString("\n")
 		}
+		shown++
 		fmt.Fprintf(&b, "=== session %s, %s ===\n", oneLine(s.ID), s.Start.UTC().Format("Monday 2 January 2006"))
-		kept := s.Turns[keepFrom[i]:]
-		msgs += countTurns(kept)
-		b.WriteString(FormatTurns(kept))
+		msgs += len(kept[i])
+		b.WriteString(FormatTurns(kept[i]))
 		b.WriteString("\n")
 	}
 	var c strings.Builder
@@ -111,7 +135,7 @@ func reflectionData(sessions []ReflectionSession, cats []Category) ReflectionDat
 	return ReflectionData{
 		Sessions:      Fence(BlockSessions, b.String()),
 		Categories:    Fence(BlockCategories, c.String()),
-		SessionCount:  len(sessions),
+		SessionCount:  shown,
 		MessageCount:  msgs,
 		MinConfidence: MinConfidence,
 		MaxInsights:   MaxInsights,
@@ -232,24 +256,64 @@ func normCategory(s string) string {
 	}, strings.ToLower(strings.TrimSpace(s)))
 }
 
-// cleanInsight collapses whitespace and cuts to MaxInsightRunes at a word
-// boundary.
+// cleanInsight collapses whitespace, drops quotes wrapped around the whole
+// text and cuts it to MaxInsightRunes at a word boundary.
 func cleanInsight(s string) string {
-	s = strings.Trim(collapse(s), "\"'“”‘’` ")
-	if utf8.RuneCountInString(s) <= MaxInsightRunes {
+	return cutText(trimWrapQuotes(collapse(s)), MaxInsightRunes)
+}
+
+// cutText cuts s to at most max runes, at a word boundary when one is
+// near, marking the cut with "…".
+func cutText(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
-	cut := string([]rune(s)[:MaxInsightRunes-1])
+	if max < 1 {
+		return ""
+	}
+	cut := string([]rune(s)[:max-1])
 	if sp := strings.LastIndexByte(cut, ' '); sp > len(cut)*4/5 {
 		cut = cut[:sp]
 	}
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
+// trimWrapQuotes trims spaces and the quotes or backticks that wrap the
+// whole of s ("\"The user is 42.\"", "`x`"), repeatedly. A quote at one
+// end only is part of the text ("The user said: \"I'm 42.\""), and so is
+// a pair of double quotes with another double quote between them
+// ("\"Hi,\" she said, \"bye\"").
+func trimWrapQuotes(s string) string {
+	const doubles = "\"“”"
+	for {
+		s = strings.TrimSpace(s)
+		first, n := utf8.DecodeRuneInString(s)
+		last, m := utf8.DecodeLastRuneInString(s)
+		if s == "" || !strings.ContainsRune(quoteRunes, first) || !strings.ContainsRune(quoteRunes, last) {
+			return s
+		}
+		if len(s) < n+m { // a lone quote
+			return ""
+		}
+		inner := s[n : len(s)-m]
+		if strings.ContainsRune(doubles, first) && strings.ContainsAny(inner, doubles) {
+			return s
+		}
+		s = inner
+	}
+}
+
+// quoteRunes are the quotes trimWrapQuotes drops.
+const quoteRunes = "\"'“”‘’`"
+
 // confidenceField reads a confidence: a number or a numeric string, a
-// percentage when above 1, clamped to [0, 1]; 0.5 when unreadable.
+// percentage when above 1, clamped to [0, 1]; 0.5 when missing (null
+// included) or unreadable (NaN and infinities included).
 func confidenceField(raw json.RawMessage) float64 {
 	var f float64
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0.5
+	}
 	if json.Unmarshal(raw, &f) != nil {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
@@ -263,7 +327,7 @@ func confidenceField(raw json.RawMessage) float64 {
 		f = v
 	}
 	switch {
-	case math.IsNaN(f):
+	case math.IsNaN(f) || math.IsInf(f, 0):
 		return 0.5
 	case f > 1 && f <= 100:
 		f /= 100
@@ -350,14 +414,7 @@ func ParseProfile(out []byte) (string, error) {
 			}
 		}
 	}
-	text = strings.Trim(stripLabel(collapse(text)), "\"'“”‘’` ")
-	if utf8.RuneCountInString(text) > MaxProfileRunes {
-		cut := string([]rune(text)[:MaxProfileRunes-1])
-		if sp := strings.LastIndexByte(cut, ' '); sp > len(cut)*4/5 {
-			cut = cut[:sp]
-		}
-		text = strings.TrimRight(cut, " ,;:") + "…"
-	}
+	text = cutText(trimWrapQuotes(stripLabel(collapse(text))), MaxProfileRunes)
 	if text == "" {
 		return "", fmt.Errorf("profile: %w: empty text", ErrUnusable)
 	}
@@ -410,9 +467,9 @@ type ReconcileResult struct {
 
 // ParseReconcile reads the answer to reconcile. Labels are matched against
 // labels (the ones the prompt showed), case-insensitively and with
-// surrounding brackets and spaces dropped; unknown labels are dropped, and
-// a label already in a group (duplicates first, then contradictions) is
-// dropped from any later group; a group left with fewer than two labels is
+// surrounding brackets and spaces dropped; unknown labels are dropped, a
+// label repeated within a group counts once, and a label already in a group
+// (duplicates first, then contradictions) is dropped from any later group; a group left with fewer than two labels is
 // rejected. "ids" may also be "labels" or "insights". Merged texts are
 // cleaned and cut like insight texts. It fails, wrapping ErrUnusable, when
 // there is no JSON object with "duplicates" or "contradictions".
@@ -438,7 +495,7 @@ func ParseReconcile(out []byte, labels []string) (ReconcileResult, error) {
 		it = normKeys(it)
 		for _, id := range listField(it, "ids", "labels", "insights") {
 			l, found := known[strings.ToLower(strings.Trim(id, "[] \t"))]
-			if !found || used[l] {
+			if !found || used[l] || slices.Contains(ids, l) {
 				continue
 			}
 			ids = append(ids, l)
