@@ -33,6 +33,9 @@ func memoryHandlers() map[string]Handler {
 		prompts.NameSessionSummary:      handleSessionSummary,
 		prompts.NameFactRetrieval:       handleFactRetrieval,
 		prompts.NameQueryRewrite:        handleQueryRewrite,
+		prompts.NameSessionReflection:   handleSessionReflection,
+		prompts.NameProfileSynthesis:    handleProfileSynthesis,
+		prompts.NameReconcile:           handleReconcile,
 	}
 }
 
