@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/store"
@@ -52,7 +53,7 @@ func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*Profil
 	if len(todo) == 0 {
 		return res, nil
 	}
-	slices.Reverse(todo) // oldest first
+	slices.SortStableFunc(todo, chronological)
 	if len(todo) > r.cfg.ProfileBatch {
 		res.Remaining = len(todo) - r.cfg.ProfileBatch
 		todo = todo[:r.cfg.ProfileBatch]
@@ -121,6 +122,19 @@ func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*Profil
 	}
 	r.cfg.Logger.InfoContext(ctx, "memory: long-term profile updated", "user", userID, "folded", len(res.Folded), "remaining", res.Remaining, "chars", len(text))
 	return res, nil
+}
+
+// chronological orders insights oldest first; those of one reflection
+// (the same CreatedAt) the more important first, then by text, so that
+// prompts do not depend on ids.
+func chronological(a, b *store.Insight) int {
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
+	}
+	if c := importanceRank[b.Importance] - importanceRank[a.Importance]; c != 0 {
+		return c
+	}
+	return strings.Compare(a.InsightText, b.InsightText)
 }
 
 // lineOf shows insight in as the i-th line of a prompt.

@@ -56,7 +56,7 @@ func (r *Reflector) Reconcile(ctx context.Context, userID string) (*ReconcileRes
 	if err != nil {
 		return nil, fmt.Errorf("reflection: reconcile pool: %w", err)
 	}
-	slices.Reverse(pool) // oldest first
+	slices.SortStableFunc(pool, chronological)
 	res := &ReconcileResult{Pool: len(pool)}
 	now := r.cfg.Now().UTC()
 

@@ -50,7 +50,12 @@
 //     sentences go first when the budget is short);
 //   - session_summary: the same from the running summary and the last
 //     turns, within prompts.SessionSummaryWords words, as JSON with the
-//     key_topics of both.
+//     key_topics of both;
+//   - session_reflection, profile_synthesis and reconcile: insights from
+//     the user's first-person statements that fit a category, a profile
+//     composed from them, and near-duplicates grouped (never
+//     contradictions: rules cannot tell them). reflection.go documents the
+//     rules.
 //
 // A sentence's information is the sum, over its distinct content terms
 // (stopwords and filler words dropped, stemmed by lexis), of each term's
