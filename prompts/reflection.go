@@ -468,10 +468,11 @@ type ReconcileResult struct {
 // ParseReconcile reads the answer to reconcile. Labels are matched against
 // labels (the ones the prompt showed), case-insensitively and with
 // surrounding brackets and spaces dropped; unknown labels are dropped, a
-// label repeated within a group counts once, and a label already in a group
-// (duplicates first, then contradictions) is dropped from any later group; a group left with fewer than two labels is
-// rejected. "ids" may also be "labels" or "insights". Merged texts are
-// cleaned and cut like insight texts. It fails, wrapping ErrUnusable, when
+// label repeated within a group counts once, and a label already in a
+// group (duplicates first, then contradictions) is dropped from any later
+// group; a group left with fewer than two labels is rejected. "ids" may
+// also be "labels" or "insights". Merged texts are cleaned and cut like
+// insight texts. It fails, wrapping ErrUnusable, when
 // there is no JSON object with "duplicates" or "contradictions".
 func ParseReconcile(out []byte, labels []string) (ReconcileResult, error) {
 	obj, err := findObject(out, "duplicates", "contradictions")
