@@ -1,0 +1,98 @@
+// Command agentmemory-mcp serves one user's long-term memory over the
+// Model Context Protocol on standard input and output, for MCP clients
+// (desktop assistants, IDE agents) that start it as a subprocess:
+//
+//	go run ./cmd/agentmemory-mcp -user dana [-db agentmemory.db] [-read-only] [-offline]
+//
+// Memory lives in the SQLite file -db, or in Azure Cosmos DB when
+// AZURE_COSMOS_ENDPOINT is set; the model and embedder come from the
+// environment as for the demo (OPENAI_API_KEY, OPENAI_BASE_URL or
+// AZURE_OPENAI_ENDPOINT; see README), and without them from the offline
+// "no LLM" client and the lexical embedder. The tools are those of package
+// mcpserver, bound to -user. Logs go to standard error: standard output
+// carries the protocol.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentmemory/agentmemory/internal/stack"
+	"github.com/agentmemory/agentmemory/mcpserver"
+	"github.com/agentmemory/agentmemory/provider"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.LookupEnv, &mcp.StdioTransport{}, os.Stderr)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "agentmemory-mcp:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// drainTimeout bounds the wait for background memory work at exit.
+const drainTimeout = 30 * time.Second
+
+// run parses args, opens memory and serves it on t until the client
+// disconnects or ctx ends.
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), t mcp.Transport, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agentmemory-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	user := fs.String("user", "", "the user whose memory is served (required)")
+	db := fs.String("db", "agentmemory.db", "SQLite memory file (unused with AZURE_COSMOS_ENDPOINT)")
+	readOnly := fs.Bool("read-only", false, "serve only the tools that read memory")
+	offline := fs.Bool("offline", false, "use the offline no-LLM client even if a model is configured")
+	verbose := fs.Bool("v", false, "log at debug level")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *user == "" {
+		return errors.New("-user is required: the server serves one user's memory")
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	m, err := stack.ModelsFromEnv(lookup, *offline)
+	if err != nil {
+		return err
+	}
+	st, desc, err := stack.OpenStore(ctx, lookup, *db, m.Embedder.Dimensions(), logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	mem, err := provider.New(st, provider.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Let background work (pruning, reflection) finish, within reason.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+		defer cancel()
+		if err := mem.Close(cctx); err != nil {
+			logger.Warn("agentmemory-mcp: background work abandoned", "err", err)
+		}
+	}()
+	srv, err := mcpserver.New(mem, st, mcpserver.Config{UserID: *user, ReadOnly: *readOnly})
+	if err != nil {
+		return err
+	}
+	logger.Info("agentmemory-mcp: serving", "user", *user, "models", m.Description, "memory", desc, "read_only", *readOnly)
+	return srv.Run(ctx, t)
+}
