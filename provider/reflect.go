@@ -74,8 +74,10 @@ func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 	c, _ := p.reflected.get(userID)
 	c.sinceReconcile += fruitful
 	c.sinceProfile += fruitful
-	reconcile := p.cfg.ReconcileEvery > 0 && c.sinceReconcile >= p.cfg.ReconcileEvery
-	profile := p.cfg.ProfileEvery > 0 && c.sinceProfile >= p.cfg.ProfileEvery
+	// After a failure the counts wait: the retry (or the next trigger)
+	// reaches them.
+	reconcile := err == nil && p.cfg.ReconcileEvery > 0 && c.sinceReconcile >= p.cfg.ReconcileEvery
+	profile := err == nil && p.cfg.ProfileEvery > 0 && c.sinceProfile >= p.cfg.ProfileEvery
 	if reconcile {
 		c.sinceReconcile = 0
 	}
