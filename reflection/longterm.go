@@ -37,6 +37,7 @@ func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*Profil
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
+	defer r.users.lock(userID)()
 	res := &ProfileResult{}
 	base, err := r.st.GetInsight(ctx, userID, store.LongTermID(userID))
 	switch {

@@ -39,6 +39,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
@@ -104,12 +105,49 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Reflector runs reflection on a store. It is safe for concurrent use,
-// but two reflections of the same user should not run at once (the
-// provider runs them one at a time per user): each reads, then writes.
+// Reflector runs reflection on a store. It is safe for concurrent use:
+// calls for one user run one at a time (each reads, then writes), calls
+// for different users run in parallel. Two Reflectors (two processes) on
+// one store may still interleave their calls for a user.
 type Reflector struct {
-	st  store.Store
-	cfg Config
+	st    store.Store
+	cfg   Config
+	users userLocks
+}
+
+// userLocks serialises a Reflector's calls per user.
+type userLocks struct {
+	mu sync.Mutex
+	m  map[string]*userLock
+}
+
+type userLock struct {
+	sync.Mutex
+	refs int
+}
+
+// lock locks userID and returns the unlock.
+func (l *userLocks) lock(userID string) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = make(map[string]*userLock)
+	}
+	u := l.m[userID]
+	if u == nil {
+		u = &userLock{}
+		l.m[userID] = u
+	}
+	u.refs++
+	l.mu.Unlock()
+	u.Lock()
+	return func() {
+		u.Unlock()
+		l.mu.Lock()
+		if u.refs--; u.refs == 0 {
+			delete(l.m, userID)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // New returns a Reflector on st. It fails when st, Chat or Embedder is

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -402,4 +403,54 @@ func TestNewValidatesConfig(t *testing.T) {
 	}
 	_, err := reflection.New(nil, c)
 	assert.Error(t, err)
+}
+
+func TestCallsForOneUserRunOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, reflection.Config{})
+	for _, u := range []string{"alice", "bob"} {
+		putInsight(t, e.st, u, u+"-a", "preference", "The user "+u+" prefers email.", day, 0.9)
+		putInsight(t, e.st, u, u+"-b", "concern", "The user "+u+" worries about fees.", day.Add(time.Hour), 0.9)
+	}
+	var mu sync.Mutex
+	inFlight := map[string]int{}
+	most := map[string]int{}
+	e.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		user := "bob"
+		if strings.Contains(r.LastUserText(), "alice") {
+			user = "alice"
+		}
+		mu.Lock()
+		inFlight[user]++
+		most[user] = max(most[user], inFlight[user])
+		mu.Unlock()
+		time.Sleep(30 * time.Millisecond)
+		mu.Lock()
+		inFlight[user]--
+		mu.Unlock()
+		if strings.HasPrefix(r.SystemText(), prompts.Marker(prompts.NameReconcile)) {
+			return fakeopenai.Text(`{"duplicates": [], "contradictions": []}`)
+		}
+		return fakeopenai.Text("The user has a profile.")
+	})
+	var wg sync.WaitGroup
+	for range 3 {
+		for _, u := range []string{"alice", "bob"} {
+			wg.Go(func() {
+				_, err := e.r.Reconcile(ctx, u)
+				assert.NoError(t, err)
+			})
+			wg.Go(func() {
+				_, err := e.r.ReflectLongTerm(ctx, u)
+				assert.NoError(t, err)
+			})
+		}
+	}
+	wg.Wait()
+	assert.Equal(t, map[string]int{"alice": 1, "bob": 1}, most, "never two model calls at once for one user")
+	for _, u := range []string{"alice", "bob"} {
+		p, err := e.st.GetInsight(ctx, u, store.LongTermID(u))
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{u + "-a", u + "-b"}, p.SourceInsightIDs)
+	}
 }

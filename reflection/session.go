@@ -46,6 +46,7 @@ func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
+	defer r.users.lock(userID)()
 	doc, err := r.st.GetSession(ctx, userID, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
@@ -87,6 +88,7 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
+	defer r.users.lock(userID)()
 	res := &PendingResult{}
 	pending, err := r.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted, ReflectionStatus: store.ReflectionPending})
 	if err != nil {
