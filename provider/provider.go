@@ -160,6 +160,11 @@ type Config struct {
 	// design's default: the profile is updated on demand, through
 	// Reflector).
 	ProfileEvery int
+	// ExtractEvery extracts insights from a session every ExtractEvery
+	// turns, as its turns are pruned (reflection.ExtractSession), whatever
+	// Reflection says: a long session yields insights before it ends, and
+	// its end reads only the rest. Zero means never (seed 000's default).
+	ExtractEvery int
 	// ReconcileEvery reconciles a user's insights (Reconcile) after every
 	// ReconcileEvery session reflections of theirs that stored insights,
 	// with ReflectOnEnd, before any profile update. Zero means
@@ -224,8 +229,8 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		return nil, fmt.Errorf("provider: unknown Config.Retrieval %d", cfg.Retrieval)
 	case cfg.Reflection < ReflectOnEnd || cfg.Reflection > ReflectManual:
 		return nil, fmt.Errorf("provider: unknown Config.Reflection %d", cfg.Reflection)
-	case cfg.ProfileEvery < 0:
-		return nil, fmt.Errorf("provider: negative Config.ProfileEvery %d (zero means manual)", cfg.ProfileEvery)
+	case cfg.ProfileEvery < 0, cfg.ExtractEvery < 0:
+		return nil, fmt.Errorf("provider: negative Config.ProfileEvery (%d) or ExtractEvery (%d); zero means never", cfg.ProfileEvery, cfg.ExtractEvery)
 	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0, cfg.MaxLive < 0:
 		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff or MaxLive")
 	}
@@ -477,6 +482,12 @@ func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
 			for _, r := range res {
 				p.log.Debug("memory: turns pruned", "session", ks.ID(), "interaction", r.Interaction.ID,
 					"turns", fmt.Sprintf("%d-%d", r.Interaction.FirstTurn, r.Interaction.LastTurn), "metadata_pending", r.MetadataPending)
+			}
+			if n := p.cfg.ExtractEvery; n > 0 && len(res) > 0 {
+				before, after := res[0].Interaction.FirstTurn-1, res[len(res)-1].Interaction.LastTurn
+				if after/n > before/n {
+					p.extract(ctx, ks.UserID(), ks.ID())
+				}
 			}
 			return err
 		},

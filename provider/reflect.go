@@ -55,8 +55,7 @@ func (p *MemoryProvider) scheduleReflect(userID string) {
 	})
 }
 
-// reflect runs session reflection for userID, then reconciliation and the
-// profile update when their counts are reached.
+// reflect runs session reflection for userID, then follows up.
 func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 	res, err := p.rf.ReflectPending(ctx, userID)
 	fruitful := 0
@@ -70,6 +69,29 @@ func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 			fruitful++
 		}
 	}
+	return p.followUp(ctx, userID, fruitful, err)
+}
+
+// extract runs ExtractSession for a session whose pruning crossed a
+// multiple of Config.ExtractEvery turns. A failure is logged: the next
+// crossing, or the session's end, reads what it missed.
+func (p *MemoryProvider) extract(ctx context.Context, userID, sessionID string) {
+	res, err := p.rf.ExtractSession(ctx, userID, sessionID)
+	if err != nil {
+		p.log.WarnContext(ctx, "memory: insight extraction failed", "user", userID, "session", sessionID, "err", err)
+		return
+	}
+	fruitful := 0
+	if res.Flag == store.FlagInsight {
+		fruitful = 1
+	}
+	_ = p.followUp(ctx, userID, fruitful, nil)
+}
+
+// followUp counts fruitful reflections and runs reconciliation and the
+// profile update when their counts are reached; err is the reflection's,
+// returned as is.
+func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful int, err error) error {
 	p.mu.Lock()
 	c, _ := p.reflected.get(userID)
 	c.sinceReconcile += fruitful

@@ -160,3 +160,45 @@ func TestForgetInsightAndUser(t *testing.T) {
 	assert.Len(t, other, 2, "u2's insight and profile untouched")
 	require.Error(t, f.mem.ForgetUser(ctx, ""))
 }
+
+func TestInsightsAreExtractedEveryNTurns(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ExtractEvery = 20 })
+	sess, err := f.agent.NewUserSession("u1")
+	require.NoError(t, err)
+	for i := 1; i <= 23; i++ {
+		_, err := f.agent.Run(ctx, sess, agent.UserText(fmt.Sprintf("question %d", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.mem.Flush(ctx))
+		want := 0
+		if i >= 20 {
+			want = 1 // turns 11-20 were pruned after turn 20: 20 turns reached
+		}
+		require.Len(t, f.requestsFor("session_reflection"), want, "after turn %d", i)
+	}
+	doc, err := f.st.GetSession(ctx, "u1", sess.ID())
+	require.NoError(t, err)
+	assert.Equal(t, store.SessionActive, doc.Status)
+	assert.Equal(t, 20, doc.ReflectedThrough)
+	require.Len(t, doc.ExtractedInsights, 1, "an insight before the session ends")
+
+	_, err = f.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	require.NoError(t, f.mem.Flush(ctx))
+	var blocks []string
+	for _, r := range f.srv.ChatRequests() {
+		if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=session_reflection\n") {
+			blocks = append(blocks, r.LastUserText())
+		}
+	}
+	require.Len(t, blocks, 2)
+	assert.Contains(t, blocks[0], "question 1\n")
+	assert.Contains(t, blocks[0], "question 20\n")
+	assert.NotContains(t, blocks[1], "question 20\n", "the end reads only what is left")
+	assert.Contains(t, blocks[1], "question 21\n")
+	doc, err = f.st.GetSession(ctx, "u1", sess.ID())
+	require.NoError(t, err)
+	assert.Equal(t, store.ReflectionProcessed, doc.ReflectionStatus)
+	assert.Equal(t, 23, doc.ReflectedThrough)
+	assert.Len(t, doc.ExtractedInsights, 2)
+}

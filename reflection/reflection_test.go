@@ -454,3 +454,53 @@ func TestCallsForOneUserRunOneAtATime(t *testing.T) {
 		assert.ElementsMatch(t, []string{u + "-a", u + "-b"}, p.SourceInsightIDs)
 	}
 }
+
+func TestExtractSessionReadsWhatIsNewAndTheEndReadsTheRest(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, reflection.Config{})
+	require.NoError(t, e.st.PutSession(ctx, "alice", &store.SessionSummary{ID: "long", StartTime: day}))
+	chunk := func(first, last int, content string) {
+		require.NoError(t, e.st.PutInteraction(ctx, "alice", &store.Interaction{ID: store.InteractionID("long", first, last), SessionID: "long",
+			Timestamp: day, FirstTurn: first, LastTurn: last, Content: content}))
+	}
+	chunk(1, 10, "user: I want to retire at 60.\nassistant: Noted.")
+	chunk(11, 20, "user: I prefer index funds.\nassistant: Good.")
+	e.srv.QueueChat(reflectionAnswer(insight("financial_goals", "The user wants to retire at 60.", 0.9, "high")))
+
+	res, err := e.r.ExtractSession(ctx, "alice", "long")
+	require.NoError(t, err)
+	require.Len(t, res.Insights, 1)
+	seen := prompts.Blocks(e.srv.ChatRequests()[0].LastUserText())[prompts.BlockSessions]
+	assert.Contains(t, seen, "retire at 60")
+	assert.Contains(t, seen, "index funds")
+	doc, err := e.st.GetSession(ctx, "alice", "long")
+	require.NoError(t, err)
+	assert.Equal(t, store.SessionActive, doc.Status)
+	assert.Equal(t, store.ReflectionPending, doc.ReflectionStatus, "the status waits for the end")
+	assert.Equal(t, 20, doc.ReflectedThrough)
+	assert.Equal(t, []string{res.Insights[0].ID}, doc.ExtractedInsights)
+
+	// Nothing new: no model call.
+	res, err = e.r.ExtractSession(ctx, "alice", "long")
+	require.NoError(t, err)
+	assert.True(t, res.Skipped)
+	assert.Len(t, e.srv.ChatRequests(), 1)
+
+	// The end reads only turns 21-24; no insight there, but the session
+	// gave one earlier, so it is processed.
+	chunk(21, 24, "user: Thanks, bye.\nassistant: Bye.")
+	doc.Status = store.SessionCompleted
+	require.NoError(t, e.st.PutSession(ctx, "alice", doc))
+	e.srv.QueueChat(reflectionAnswer())
+	res, err = e.r.ReflectSession(ctx, "alice", "long")
+	require.NoError(t, err)
+	assert.Equal(t, store.FlagNoInsight, res.Flag)
+	seen = prompts.Blocks(e.srv.ChatRequests()[1].LastUserText())[prompts.BlockSessions]
+	assert.Contains(t, seen, "Thanks, bye.")
+	assert.NotContains(t, seen, "retire at 60", "read already")
+	doc, err = e.st.GetSession(ctx, "alice", "long")
+	require.NoError(t, err)
+	assert.Equal(t, store.ReflectionProcessed, doc.ReflectionStatus)
+	assert.Equal(t, 24, doc.ReflectedThrough)
+	assert.Len(t, doc.ExtractedInsights, 1)
+}

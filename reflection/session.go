@@ -57,8 +57,46 @@ func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string
 	if doc.ReflectionStatus != store.ReflectionPending {
 		return &SessionResult{SessionIDs: []string{sessionID}, Flag: flagOf(doc.ReflectionStatus), Skipped: true}, nil
 	}
-	return r.reflect(ctx, userID, []*store.SessionSummary{doc})
+	return r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeEnd)
 }
+
+// ExtractSession reflects on what is new in a session, active or
+// completed: the interactions after its ReflectedThrough turn. It stores
+// insights as ReflectSession does and advances ReflectedThrough, but
+// leaves the reflection status to the session's end, when ReflectSession
+// reads only what is left (and marks the session processed if any
+// extraction found an insight). With nothing new it asks no model and
+// reports Skipped; so it does for a completed session already reflected
+// on. This is seed 000's fact extraction every N turns: a long session
+// yields insights before it ends.
+func (r *Reflector) ExtractSession(ctx context.Context, userID, sessionID string) (*SessionResult, error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
+	defer r.users.lock(userID)()
+	doc, err := r.st.GetSession(ctx, userID, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
+	}
+	if doc.ReflectionStatus != store.ReflectionPending {
+		return &SessionResult{SessionIDs: []string{sessionID}, Flag: flagOf(doc.ReflectionStatus), Skipped: true}, nil
+	}
+	return r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeSoFar)
+}
+
+// scope is what a reflection reads and how it marks its sessions.
+type scope int
+
+const (
+	// scopeEnd: a completed session, from its ReflectedThrough on; sets
+	// its reflection status.
+	scopeEnd scope = iota
+	// scopeSoFar: a session's new interactions; the status stays.
+	scopeSoFar
+	// scopeAggregate: no-insight sessions together, whole; marks them
+	// processed.
+	scopeAggregate
+)
 
 func flagOf(s store.ReflectionStatus) string {
 	if s == store.ReflectionNoInsight {
@@ -97,7 +135,7 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	slices.Reverse(pending) // ListSessions is most recent first
 	var first error
 	for _, doc := range pending {
-		sr, err := r.reflect(ctx, userID, []*store.SessionSummary{doc})
+		sr, err := r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeEnd)
 		if err != nil {
 			r.cfg.Logger.WarnContext(ctx, "memory: session reflection failed", "user", userID, "session", doc.ID, "err", err)
 			first = cmpErr(first, err)
@@ -119,7 +157,7 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	if n := 4 * r.cfg.AggregateAfter; len(idle) > n {
 		idle = idle[:n]
 	}
-	agg, err := r.reflect(ctx, userID, idle)
+	agg, err := r.reflect(ctx, userID, idle, scopeAggregate)
 	if err != nil {
 		return res, cmpErr(first, err)
 	}
@@ -135,25 +173,34 @@ func cmpErr(first, err error) error {
 }
 
 // reflect runs one reflection over sessions (one, or an aggregation) and
-// marks them.
-func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*store.SessionSummary) (*SessionResult, error) {
+// marks them as sc says.
+func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*store.SessionSummary, sc scope) (*SessionResult, error) {
 	res := &SessionResult{}
 	var in []prompts.ReflectionSession
-	var sources []string // interaction ids
-	for _, s := range sessions {
+	var sources []string                  // interaction ids
+	through := make([]int, len(sessions)) // per session, the last turn read
+	for i, s := range sessions {
 		res.SessionIDs = append(res.SessionIDs, s.ID)
 		docs, err := r.st.ListInteractions(ctx, userID, store.InteractionFilter{SessionID: s.ID})
 		if err != nil {
 			return nil, fmt.Errorf("reflection: interactions of %s: %w", s.ID, err)
 		}
 		rs := prompts.ReflectionSession{ID: s.ID, Start: s.StartTime}
+		through[i] = s.ReflectedThrough
 		for _, d := range docs {
+			if sc != scopeAggregate && d.LastTurn <= s.ReflectedThrough {
+				continue // read by an earlier extraction
+			}
 			sources = append(sources, d.ID)
 			rs.Turns = append(rs.Turns, turnsOf(d.Content)...)
+			through[i] = max(through[i], d.LastTurn)
 		}
 		in = append(in, rs)
 	}
-	aggregate := len(sessions) > 1
+	if sc == scopeSoFar && len(sources) == 0 {
+		res.Flag, res.Skipped = store.FlagNoInsight, true
+		return res, nil
+	}
 	var drafts []prompts.InsightDraft
 	if countText(in) > 0 {
 		req, err := r.cfg.Prompts.SessionReflection(in, r.cfg.Categories)
@@ -183,24 +230,29 @@ func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*stor
 		return nil, err
 	}
 	res.Flag = store.FlagNoInsight
-	status := store.ReflectionNoInsight
 	if len(res.Insights) > 0 {
-		res.Flag, status = store.FlagInsight, store.ReflectionProcessed
-	}
-	if aggregate {
-		status = store.ReflectionProcessed
+		res.Flag = store.FlagInsight
 	}
 	var ids []string
 	for _, in := range res.Insights {
 		ids = append(ids, in.ID)
 	}
-	for _, s := range sessions {
-		if err := r.markSession(ctx, userID, s.ID, status, ids); err != nil {
+	for i, s := range sessions {
+		var status store.ReflectionStatus // empty: unchanged
+		switch {
+		case sc == scopeAggregate:
+			status = store.ReflectionProcessed
+		case sc == scopeEnd && (len(res.Insights) > 0 || len(s.ExtractedInsights) > 0):
+			status = store.ReflectionProcessed
+		case sc == scopeEnd:
+			status = store.ReflectionNoInsight
+		}
+		if err := r.markSession(ctx, userID, s.ID, status, ids, through[i]); err != nil {
 			return nil, err
 		}
 	}
 	r.cfg.Logger.InfoContext(ctx, "memory: sessions reflected", "user", userID, "sessions", res.SessionIDs,
-		"flag", res.Flag, "insights", len(res.Insights), "restated", res.Restated, "dropped", res.Dropped)
+		"flag", res.Flag, "insights", len(res.Insights), "restated", res.Restated, "dropped", res.Dropped, "through_turn", slices.Max(through))
 	return res, nil
 }
 
@@ -262,16 +314,20 @@ func (r *Reflector) storeDrafts(ctx context.Context, userID string, res *Session
 	return nil
 }
 
-// markSession sets a session's reflection status and extracted insights,
-// retrying on a concurrent write (the keeper may still be touching it).
-func (r *Reflector) markSession(ctx context.Context, userID, id string, status store.ReflectionStatus, insights []string) error {
+// markSession sets a session's reflection status (unless empty), extracted
+// insights and ReflectedThrough, retrying on a concurrent write (the
+// keeper may be adding a turn).
+func (r *Reflector) markSession(ctx context.Context, userID, id string, status store.ReflectionStatus, insights []string, through int) error {
 	for attempt := 0; ; attempt++ {
 		doc, err := r.st.GetSession(ctx, userID, id)
 		if err != nil {
 			return fmt.Errorf("reflection: mark session %s: %w", id, err)
 		}
-		doc.ReflectionStatus = status
+		if status != "" {
+			doc.ReflectionStatus = status
+		}
 		doc.ExtractedInsights = union(doc.ExtractedInsights, insights)
+		doc.ReflectedThrough = max(doc.ReflectedThrough, through)
 		doc.UpdatedAt = r.cfg.Now().UTC()
 		err = r.st.PutSession(ctx, userID, doc)
 		if err == nil {

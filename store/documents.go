@@ -163,6 +163,9 @@ type SessionSummary struct {
 	ExtractedInsights []string         `json:"extracted_insights,omitempty"`
 	Status            SessionStatus    `json:"status"`
 	ReflectionStatus  ReflectionStatus `json:"reflection_status"`
+	// ReflectedThrough is the last turn of the interactions reflection has
+	// read, during the session (extraction every N turns) or at its end.
+	ReflectedThrough int `json:"reflected_through,omitempty"`
 	// State is the live session state, so a restart loses no turn.
 	State          SessionState `json:"state"`
 	UpdatedAt      time.Time    `json:"updated_at"`

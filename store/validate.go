@@ -174,6 +174,9 @@ func (v Validator) Session(userID string, doc *SessionSummary) error {
 	default:
 		return fmt.Errorf("%w: session %s: unknown reflection_status %q", ErrInvalid, doc.ID, doc.ReflectionStatus)
 	}
+	if doc.ReflectedThrough < 0 {
+		return fmt.Errorf("%w: session %s: negative reflected_through %d", ErrInvalid, doc.ID, doc.ReflectedThrough)
+	}
 	if err := v.vector("summary_vector", doc.SummaryVector); err != nil {
 		return err
 	}

@@ -88,6 +88,7 @@ func fullSession() *store.SessionSummary {
 		ExtractedInsights: []string{"ins-1"},
 		Status:            store.SessionCompleted,
 		ReflectionStatus:  store.ReflectionProcessed,
+		ReflectedThrough:  6,
 		State: store.SessionState{
 			Turns: []store.Turn{
 				{

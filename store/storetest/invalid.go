@@ -144,13 +144,14 @@ func testInvalid(t *testing.T, s *suite) {
 			assert.ErrorIs(t, st.PutInsight(ctx(t), alice, d), store.ErrInvalid, name)
 		}
 		sessions := map[string]func(*store.SessionSummary){
-			"no id":           func(d *store.SessionSummary) { d.ID = "" },
-			"hash in id":      func(d *store.SessionSummary) { d.ID = "s#1" },
-			"unknown status":  func(d *store.SessionSummary) { d.Status = "paused" },
-			"unknown reflect": func(d *store.SessionSummary) { d.ReflectionStatus = "maybe" },
-			"long vector":     func(d *store.SessionSummary) { d.SummaryVector = long },
-			"Inf vector":      func(d *store.SessionSummary) { d.SummaryVector = inf },
-			"oversized":       func(d *store.SessionSummary) { d.Summary = huge },
+			"no id":              func(d *store.SessionSummary) { d.ID = "" },
+			"hash in id":         func(d *store.SessionSummary) { d.ID = "s#1" },
+			"unknown status":     func(d *store.SessionSummary) { d.Status = "paused" },
+			"unknown reflect":    func(d *store.SessionSummary) { d.ReflectionStatus = "maybe" },
+			"negative reflected": func(d *store.SessionSummary) { d.ReflectedThrough = -1 },
+			"long vector":        func(d *store.SessionSummary) { d.SummaryVector = long },
+			"Inf vector":         func(d *store.SessionSummary) { d.SummaryVector = inf },
+			"oversized":          func(d *store.SessionSummary) { d.Summary = huge },
 			"oversized in turn": func(d *store.SessionSummary) {
 				d.State.Turns = []store.Turn{{Seq: 1, Messages: []store.TurnMessage{{Content: huge}}}}
 			},
