@@ -68,6 +68,9 @@ func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 		if res.Aggregate != nil && res.Aggregate.Flag == store.FlagInsight {
 			fruitful++
 		}
+		if res.Remaining > 0 && err == nil {
+			p.scheduleReflect(userID) // the next batch
+		}
 	}
 	return p.followUp(ctx, userID, fruitful, err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -201,4 +203,23 @@ func TestInsightsAreExtractedEveryNTurns(t *testing.T) {
 	assert.Equal(t, store.ReflectionProcessed, doc.ReflectionStatus)
 	assert.Equal(t, 23, doc.ReflectedThrough)
 	assert.Len(t, doc.ExtractedInsights, 2)
+}
+
+func TestABacklogOfSessionsIsReflectedInBatches(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ReconcileEvery = -1 })
+	// Sessions stored before reflection was turned on.
+	n := reflection.MaxPendingPerCall + 5
+	for i := range n {
+		id := fmt.Sprintf("old-%02d", i)
+		start := f.now.Add(-time.Duration(n-i) * time.Hour)
+		require.NoError(t, f.st.PutSession(ctx, "u1", &store.SessionSummary{ID: id, StartTime: start, Status: store.SessionCompleted}))
+		require.NoError(t, f.st.PutInteraction(ctx, "u1", &store.Interaction{ID: store.InteractionID(id, 1, 2), SessionID: id,
+			Timestamp: start, FirstTurn: 1, LastTurn: 2, Content: fmt.Sprintf("user: old question %d\nassistant: old answer", i)}))
+	}
+	f.session(t, "u1", 1) // its end triggers reflection
+	assert.Len(t, f.requestsFor("session_reflection"), n+1, "every session, in batches")
+	pending, err := f.st.ListSessions(ctx, "u1", store.SessionFilter{ReflectionStatus: store.ReflectionPending})
+	require.NoError(t, err)
+	assert.Empty(t, pending)
 }

@@ -112,16 +112,23 @@ type PendingResult struct {
 	// Aggregate is the reflection of no-insight sessions together, if one
 	// ran.
 	Aggregate *SessionResult
+	// Remaining counts pending sessions left for a later call.
+	Remaining int
 }
 
-// ReflectPending reflects on every completed session of userID still
-// pending, oldest first, then, when at least AggregateAfter sessions are
-// marked no-insight, on those together (the oldest AggregateAfter times
-// as many as fit in one call, up to 4·AggregateAfter). Sessions of an
-// aggregation are marked processed whatever it finds: together they have
-// had their chance, and asking again would repeat the cost. A failing
-// session is logged and the others go on; the first error is returned
-// with what was done.
+// MaxPendingPerCall bounds the sessions one ReflectPending reflects on, so
+// that a store full of sessions from before reflection was turned on is
+// worked through a batch at a time.
+const MaxPendingPerCall = 20
+
+// ReflectPending reflects on the completed sessions of userID still
+// pending, oldest first (at most MaxPendingPerCall; Remaining counts the
+// rest), then, when at least AggregateAfter sessions are marked
+// no-insight, on those together (the oldest, at most 4·AggregateAfter of
+// them). Sessions of an aggregation are marked processed whatever it
+// finds: together they have had their chance, and asking again would
+// repeat the cost. A failing session is logged and the others go on; the
+// first error is returned with what was done.
 func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*PendingResult, error) {
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
@@ -133,12 +140,16 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 		return res, fmt.Errorf("reflection: pending sessions: %w", err)
 	}
 	slices.Reverse(pending) // ListSessions is most recent first
+	if len(pending) > MaxPendingPerCall {
+		res.Remaining = len(pending) - MaxPendingPerCall
+		pending = pending[:MaxPendingPerCall]
+	}
 	var first error
 	for _, doc := range pending {
 		sr, err := r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeEnd)
 		if err != nil {
 			r.cfg.Logger.WarnContext(ctx, "memory: session reflection failed", "user", userID, "session", doc.ID, "err", err)
-			first = cmpErr(first, err)
+			first = firstErr(first, err)
 			continue
 		}
 		res.Sessions = append(res.Sessions, sr)
@@ -148,7 +159,7 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	}
 	idle, err := r.st.ListSessions(ctx, userID, store.SessionFilter{ReflectionStatus: store.ReflectionNoInsight})
 	if err != nil {
-		return res, cmpErr(first, fmt.Errorf("reflection: no-insight sessions: %w", err))
+		return res, firstErr(first, fmt.Errorf("reflection: no-insight sessions: %w", err))
 	}
 	if len(idle) < r.cfg.AggregateAfter {
 		return res, first
@@ -159,13 +170,14 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	}
 	agg, err := r.reflect(ctx, userID, idle, scopeAggregate)
 	if err != nil {
-		return res, cmpErr(first, err)
+		return res, firstErr(first, err)
 	}
 	res.Aggregate = agg
 	return res, first
 }
 
-func cmpErr(first, err error) error {
+// firstErr returns first, or err when first is nil.
+func firstErr(first, err error) error {
 	if first != nil {
 		return first
 	}
