@@ -9,8 +9,11 @@
 // environment as for the demo (OPENAI_API_KEY, OPENAI_BASE_URL or
 // AZURE_OPENAI_ENDPOINT; see README), and without them from the offline
 // "no LLM" client and the lexical embedder. The tools are those of package
-// mcpserver, bound to -user. Logs go to standard error: standard output
-// carries the protocol.
+// mcpserver, bound to -user. A session recorded with record_turn ends with
+// end_session, or after 30 minutes without a turn while the server runs;
+// insights are extracted every 20 turns in any case, so a client that
+// never ends its sessions still builds the user's insights. Logs go to
+// standard error: standard output carries the protocol.
 package main
 
 import (
@@ -42,6 +45,10 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// extractEvery is the number of turns of a session between insight
+// extractions.
+const extractEvery = 20
 
 // drainTimeout bounds the wait for background memory work at exit.
 const drainTimeout = 30 * time.Second
@@ -77,7 +84,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	defer st.Close()
-	mem, err := provider.New(st, provider.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Logger: logger})
+	// Clients may never call end_session: a session also ends after
+	// provider.DefaultIdleTimeout without record_turn, and yields insights
+	// every extractEvery turns before that.
+	mem, err := provider.New(st, provider.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Logger: logger,
+		Mode: provider.ModeIdle, ExtractEvery: extractEvery})
 	if err != nil {
 		return err
 	}
