@@ -69,6 +69,9 @@ type ReflectionData struct {
 	MinConfidence float64
 	// MaxInsights is the most insights to ask for.
 	MaxInsights int
+	// Guidance is the application's own instruction on what to keep or
+	// leave out (one line; empty for none).
+	Guidance string
 }
 
 func reflectionData(sessions []ReflectionSession, cats []Category) ReflectionData {
@@ -143,10 +146,13 @@ func reflectionData(sessions []ReflectionSession, cats []Category) ReflectionDat
 }
 
 // SessionReflection renders the session_reflection prompt for one session,
-// or several reflected on together, and the insight categories to use. Its
-// answer parses with ParseSessionReflection. It fails when no session has a
+// or several reflected on together, the insight categories to use and the
+// application's guidance on what to keep or leave out (developer
+// configuration, rendered as an instruction; "" for none). Secrets are
+// left out whatever the guidance says. Its answer parses with
+// ParseSessionReflection. It fails when no session has a
 // message with text or a category is not a lower-case identifier.
-func (s *Set) SessionReflection(sessions []ReflectionSession, categories []Category) (Rendered, error) {
+func (s *Set) SessionReflection(sessions []ReflectionSession, categories []Category, guidance string) (Rendered, error) {
 	n := 0
 	for _, ss := range sessions {
 		n += countTurns(ss.Turns)
@@ -162,7 +168,9 @@ func (s *Set) SessionReflection(sessions []ReflectionSession, categories []Categ
 			return Rendered{}, fmt.Errorf("prompts: session_reflection: category %q is not a lower-case identifier", c.Name)
 		}
 	}
-	return s.render(NameSessionReflection, reflectionData(sessions, categories))
+	d := reflectionData(sessions, categories)
+	d.Guidance = oneLine(guidance)
+	return s.render(NameSessionReflection, d)
 }
 
 // InsightDraft is one insight of a session_reflection answer.
@@ -536,8 +544,8 @@ func ParseReconcile(out []byte, labels []string) (ReconcileResult, error) {
 
 // SessionReflection renders the session_reflection prompt of the default
 // set.
-func SessionReflection(sessions []ReflectionSession, categories []Category) (Rendered, error) {
-	return Default().SessionReflection(sessions, categories)
+func SessionReflection(sessions []ReflectionSession, categories []Category, guidance string) (Rendered, error) {
+	return Default().SessionReflection(sessions, categories, guidance)
 }
 
 // ProfileSynthesis renders the profile_synthesis prompt of the default set.

@@ -287,23 +287,23 @@ func TestReflectionRenderRefusals(t *testing.T) {
 	day := time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
 	ok := []prompts.ReflectionSession{{ID: "s", Start: day, Turns: []prompts.Turn{{Role: "user", Text: "I am 42."}}}}
 	blank := []prompts.ReflectionSession{{ID: "s", Start: day, Turns: []prompts.Turn{{Role: "user", Text: " \n "}}}, {ID: "t", Start: day}}
-	if _, err := prompts.SessionReflection(ok, reflectionCategories); err != nil {
+	if _, err := prompts.SessionReflection(ok, reflectionCategories, ""); err != nil {
 		t.Fatal(err)
 	}
 	for name, call := range map[string]func() error{
-		"no session":  func() error { _, err := prompts.SessionReflection(nil, reflectionCategories); return err },
-		"no text":     func() error { _, err := prompts.SessionReflection(blank, reflectionCategories); return err },
-		"no category": func() error { _, err := prompts.SessionReflection(ok, nil); return err },
+		"no session":  func() error { _, err := prompts.SessionReflection(nil, reflectionCategories, ""); return err },
+		"no text":     func() error { _, err := prompts.SessionReflection(blank, reflectionCategories, ""); return err },
+		"no category": func() error { _, err := prompts.SessionReflection(ok, nil, ""); return err },
 		"category with spaces": func() error {
-			_, err := prompts.SessionReflection(ok, []prompts.Category{{Name: "financial goals"}})
+			_, err := prompts.SessionReflection(ok, []prompts.Category{{Name: "financial goals"}}, "")
 			return err
 		},
 		"upper-case category": func() error {
-			_, err := prompts.SessionReflection(ok, []prompts.Category{{Name: "Concern"}})
+			_, err := prompts.SessionReflection(ok, []prompts.Category{{Name: "Concern"}}, "")
 			return err
 		},
 		"empty category name": func() error {
-			_, err := prompts.SessionReflection(ok, []prompts.Category{{Description: "x"}})
+			_, err := prompts.SessionReflection(ok, []prompts.Category{{Description: "x"}}, "")
 			return err
 		},
 		"one insight to reconcile": func() error { _, err := prompts.Reconcile(reflectionLines[:1]); return err },
@@ -358,7 +358,7 @@ func TestSessionReflectionTruncation(t *testing.T) {
 		{ID: "old", Start: day, Turns: sessionTurns(0, 100, 1000)},
 		{ID: "new", Start: day.AddDate(0, 0, 7), Turns: append(sessionTurns(100, 2, 50), prompts.Turn{Role: "user", Text: "I am worried about </sessions> crashes."})},
 	}
-	r, err := prompts.SessionReflection(sessions, cats)
+	r, err := prompts.SessionReflection(sessions, cats, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestSessionReflectionTruncation(t *testing.T) {
 
 	// Within the budget nothing is left out.
 	small := []prompts.ReflectionSession{{ID: "a", Start: day, Turns: sessionTurns(0, 3, 100)}}
-	r, err = prompts.SessionReflection(small, cats)
+	r, err = prompts.SessionReflection(small, cats, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestSessionReflectionTruncationEdges(t *testing.T) {
 		{ID: "older", Start: day, Turns: sessionTurns(0, 2, 100)},
 		{ID: "latest", Start: day.AddDate(0, 0, 1), Turns: []prompts.Turn{{Role: "user", Text: "I am worried. " + strings.Repeat("y", 2*prompts.MaxReflectionRunes)}}},
 	}
-	r, err := prompts.SessionReflection(huge, cats)
+	r, err := prompts.SessionReflection(huge, cats, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,7 +452,7 @@ func TestSessionReflectionTruncationEdges(t *testing.T) {
 	r, err = prompts.SessionReflection([]prompts.ReflectionSession{
 		{ID: "blank", Start: day, Turns: []prompts.Turn{{Role: "user", Text: "  "}}},
 		{ID: "real", Start: day, Turns: sessionTurns(0, 1, 20)},
-	}, cats)
+	}, cats, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,12 @@ type Config struct {
 	// insight of any other category is dropped. Nil means
 	// DefaultCategories.
 	Categories []prompts.Category
+	// Guidance is the application's own instruction on what reflection
+	// should keep or leave out ("Prefer dietary restrictions and seat
+	// preferences; never record health details"), added to the prompt as
+	// one line. Secrets (passwords, account numbers…) are left out
+	// whatever it says. Empty means none.
+	Guidance string
 	// MinConfidence drops insights the model is less sure of. Zero means
 	// DefaultMinConfidence (0.7); negative keeps every insight.
 	MinConfidence float64

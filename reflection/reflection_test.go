@@ -133,6 +133,17 @@ func TestReflectSessionStoresInsightsWithProvenance(t *testing.T) {
 	assert.Len(t, e.srv.ChatRequests(), 1)
 }
 
+func TestGuidanceReachesThePrompt(t *testing.T) {
+	e := newEnv(t, reflection.Config{Guidance: "Never record health details."})
+	e.session(t, "alice", "s1", day, "user: I have asthma and I want to retire at 60.\nassistant: Noted.")
+	e.srv.QueueChat(reflectionAnswer())
+	_, err := e.r.ReflectSession(context.Background(), "alice", "s1")
+	require.NoError(t, err)
+	sys := e.srv.ChatRequests()[0].SystemText()
+	assert.Contains(t, sys, "The application adds: Never record health details.")
+	assert.Contains(t, sys, "Never record secrets")
+}
+
 func TestReflectSessionRefusesActiveAndUnknownSessions(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, reflection.Config{})

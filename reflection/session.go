@@ -215,7 +215,7 @@ func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*stor
 	}
 	var drafts []prompts.InsightDraft
 	if countText(in) > 0 {
-		req, err := r.cfg.Prompts.SessionReflection(in, r.cfg.Categories)
+		req, err := r.cfg.Prompts.SessionReflection(in, r.cfg.Categories, r.cfg.Guidance)
 		if err != nil {
 			return nil, fmt.Errorf("reflection: %w", err)
 		}

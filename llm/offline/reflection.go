@@ -10,7 +10,10 @@ package offline
 //     (never the assistant's) that state something in the first person
 //     ("I", "I'm", "my", "we", "our"… followed by a statement verb) and are
 //     not a question, a request ("can you…", "I'd like to know…"), a
-//     deferral ("I'll think about it") or about today or tomorrow.
+//     deferral ("I'll think about it") or about today or tomorrow, and
+//     that hold no secret (a password, PIN, security answer, social
+//     security number, credentials or a run of eight or more digits: the
+//     prompt forbids recording them).
 //     Greetings, thanks and acknowledgements carry no category word and
 //     fall out with the next rule. Each sentence gets the offered category
 //     its words match best: fixed keyword lists for the six default
@@ -265,6 +268,11 @@ func handleSessionReflection(ctx context.Context, req *agent.ChatRequest) (*agen
 	return jsonResponse(req, reflectSessions(blocks[prompts.BlockSessions], categoryRules(blocks[prompts.BlockCategories])))
 }
 
+// secretRE matches what the prompt forbids recording: passwords, PINs,
+// security answers and long numbers (account, card or id numbers: eight
+// or more digits, spaces and dashes allowed between them).
+var secretRE = regexp.MustCompile(`(?i)\b(?:passwords?|passcodes?|passphrases?|pins?|pin codes?|security (?:questions?|answers?)|social security numbers?|ssn|credentials?)\b|\d(?:[ -]?\d){7,}`)
+
 // reflectSessions applies the session_reflection rules to a <sessions> block.
 func reflectSessions(sessions string, rules []catRule) reflectionAnswer {
 	ans := reflectionAnswer{Flag: prompts.FlagNoInsight, Insights: []reflectionInsight{}}
@@ -277,7 +285,7 @@ func reflectSessions(sessions string, rules []catRule) reflectionAnswer {
 		}
 		for _, s := range lexis.Sentences(t.Text) {
 			s = cleanText(s)
-			if !statesLastingFact(s) {
+			if !statesLastingFact(s) || secretRE.MatchString(s) {
 				continue
 			}
 			cat, ok := classify(s, rules)

@@ -41,7 +41,7 @@ var day = time.Date(2026, 3, 7, 10, 0, 0, 0, time.UTC)
 // kept the answer as it was.
 func reflectOn(t *testing.T, c *Client, cats []prompts.Category, turns ...prompts.Turn) prompts.ReflectionResult {
 	t.Helper()
-	r, err := prompts.SessionReflection([]prompts.ReflectionSession{{ID: "s-1", Start: day, Turns: turns}}, cats)
+	r, err := prompts.SessionReflection([]prompts.ReflectionSession{{ID: "s-1", Start: day, Turns: turns}}, cats, "")
 	out := run(t, c, r, err)
 	res, err := prompts.ParseSessionReflection([]byte(out), categoryNames(cats))
 	if err != nil {
@@ -105,7 +105,7 @@ func TestSessionReflectionNoInsight(t *testing.T) {
 		})
 	}
 	// The exact answer for nothing worth keeping.
-	r, err := prompts.SessionReflection([]prompts.ReflectionSession{{ID: "s", Start: day, Turns: []prompts.Turn{user("Hello!")}}}, testCategories)
+	r, err := prompts.SessionReflection([]prompts.ReflectionSession{{ID: "s", Start: day, Turns: []prompts.Turn{user("Hello!")}}}, testCategories, "")
 	if out := run(t, c, r, err); out != `{"reflection_flag":"no-insight","insights":[]}` {
 		t.Errorf("answer %s", out)
 	}
@@ -436,7 +436,7 @@ func FuzzReflectionHandlers(f *testing.F) {
 			return resp.Message.Text, nil
 		}
 		if strings.TrimSpace(text) != "" {
-			out, err := ask(prompts.SessionReflection([]prompts.ReflectionSession{{ID: "s", Start: day, Turns: []prompts.Turn{user(text), assistant("Noted.")}}}, testCategories))
+			out, err := ask(prompts.SessionReflection([]prompts.ReflectionSession{{ID: "s", Start: day, Turns: []prompts.Turn{user(text), assistant("Noted.")}}}, testCategories, ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -468,4 +468,21 @@ func FuzzReflectionHandlers(f *testing.F) {
 			t.Fatalf("reconcile %s: %v", out, err)
 		}
 	})
+}
+
+func TestReflectionLeavesSecretsOut(t *testing.T) {
+	c := newClient(t, Config{})
+	res := reflectOn(t, c, testCategories,
+		user("My online banking password is Tulip-2024. I want to retire at 60."),
+		user("My account number is 4400 1234 5678 9012. My PIN is 4321."),
+		user("I'm worried about my social security benefits being cut. My social security number is on file."),
+	)
+	var texts []string
+	for _, in := range res.Insights {
+		texts = append(texts, in.Text)
+	}
+	want := []string{"The user wants to retire at 60.", "The user is worried about their social security benefits being cut."}
+	if !slices.Equal(texts, want) {
+		t.Errorf("insights %q, want %q", texts, want)
+	}
 }
