@@ -199,6 +199,7 @@ func TestRestatedInsightGainsTheSession(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ins, 1)
 	assert.Equal(t, []string{"s1", "s2"}, ins[0].SessionIDs)
+	assert.InDelta(t, 0.95, *ins[0].Confidence, 1e-9, "the surer confidence")
 }
 
 func TestNoInsightSessionsAreAggregated(t *testing.T) {

@@ -277,10 +277,16 @@ func (r *Reflector) storeDrafts(ctx context.Context, userID string, res *Session
 		old, err := r.st.FindInsightByHash(ctx, userID, hash)
 		switch {
 		case err == nil && old.InsightType == store.InsightSession:
-			// Restated: the existing insight gains the sessions.
-			if merged := union(old.SessionIDs, res.SessionIDs); len(merged) != len(old.SessionIDs) {
+			// Restated: the existing insight gains the sessions, and the
+			// surer confidence.
+			merged := union(old.SessionIDs, res.SessionIDs)
+			surer := old.Confidence == nil || d.Confidence > *old.Confidence
+			if len(merged) != len(old.SessionIDs) || surer {
 				old.SessionIDs = merged
 				old.SourceInteractionIDs = union(old.SourceInteractionIDs, sources)
+				if surer {
+					old.Confidence = ptr(d.Confidence)
+				}
 				old.UpdatedAt = now
 				if err := r.st.PutInsight(ctx, userID, old); err != nil {
 					return fmt.Errorf("reflection: update insight %s: %w", old.ID, err)
