@@ -35,11 +35,12 @@ type SessionResult struct {
 }
 
 // ReflectSession reflects on the completed session sessionID of userID: it
-// reads the session's interactions, asks the model for insights, stores
-// those at or above MinConfidence (an insight whose text is already stored
-// has the session added to its SessionIDs instead) and sets the session's
-// reflection status (processed, or no-insight) and ExtractedInsights. A
-// session already reflected on is skipped. It fails with ErrSessionActive
+// reads the session's interactions (those after ReflectedThrough, see
+// ExtractSession), asks the model for insights, stores those at or above
+// MinConfidence (an insight whose text is already stored gains the
+// session and the higher confidence instead) and sets the session's
+// reflection status (processed, or no-insight), ExtractedInsights and
+// ReflectedThrough. A session already reflected on is skipped. It fails with ErrSessionActive
 // for a session not yet ended and store.ErrNotFound for an unknown one;
 // after a failure nothing is marked, and the call may be repeated.
 func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string) (*SessionResult, error) {
