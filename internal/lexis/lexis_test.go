@@ -127,6 +127,7 @@ func TestSentences(t *testing.T) {
 		{"私は東京に住んでいます。猫が好きです。", []string{"私は東京に住んでいます。", "猫が好きです。"}},
 		{"line one\r\nline two", []string{"line one", "line two"}},
 		{"version1.2.3 is out", []string{"version1.2.3 is out"}},
+		{"I have an old 401k. It holds $40,000. Ask J. Smith.", []string{"I have an old 401k.", "It holds $40,000.", "Ask J. Smith."}},
 	}
 	for _, tt := range tests {
 		if got := Sentences(tt.in); !slices.Equal(got, tt.want) {

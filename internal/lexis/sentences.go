@@ -105,6 +105,9 @@ func abbreviationBefore(s string) bool {
 	if w == "" {
 		return false
 	}
+	if r, _ := utf8.DecodeLastRuneInString(s[:j]); j > 0 && unicode.IsDigit(r) {
+		return false // the end of "401k", not a one-letter word
+	}
 	if utf8.RuneCountInString(w) == 1 {
 		return true
 	}
