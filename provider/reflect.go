@@ -3,10 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -124,72 +121,6 @@ func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful i
 		if _, err := p.rf.ReflectLongTerm(ctx, userID); err != nil {
 			p.log.WarnContext(ctx, "memory: long-term profile update failed", "user", userID, "err", err)
 		}
-	}
-	return nil
-}
-
-// ForgetInsight soft-deletes one of the user's insights (reason
-// "forgotten"): it no longer reaches any context or search, and stays for
-// the audit read. The long-term profile is not rewritten; run
-// Reflector().ReflectLongTerm, or ForgetUser, for that. It fails with
-// store.ErrNotFound for an insight the user does not have.
-func (p *MemoryProvider) ForgetInsight(ctx context.Context, userID, insightID string) error {
-	if err := agent.ValidateUserID(userID); err != nil {
-		return fmt.Errorf("provider: forget insight: %w", err)
-	}
-	if insightID == store.LongTermID(userID) {
-		if err := p.st.DeleteDocument(ctx, userID, store.KindInsight, insightID); err != nil {
-			return fmt.Errorf("provider: forget profile: %w", err)
-		}
-		return nil
-	}
-	err := p.st.SupersedeInsight(ctx, userID, insightID, store.Supersession{Reason: store.ReasonForgotten, At: p.cfg.Now()})
-	if err != nil {
-		return fmt.Errorf("provider: forget insight %s: %w", insightID, err)
-	}
-	return nil
-}
-
-// ForgetUser deletes everything stored about the user, for good: every
-// interaction, insight (the audit trail included), session and profile.
-// It drops the user's live sessions held by this provider, waits for the
-// background work queued so far (which may belong to the user) and then
-// deletes. A run for the user still in flight may store its turn after
-// this returns: call it when the user has no run going.
-func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) error {
-	if err := agent.ValidateUserID(userID); err != nil {
-		return fmt.Errorf("provider: forget user: %w", err)
-	}
-	p.mu.Lock()
-	var drop []string
-	p.live.each(func(key string, ls *liveSession) {
-		if ls.ks.UserID() == userID {
-			drop = append(drop, key)
-			if ls.timer != nil {
-				ls.timer.Stop()
-			}
-		}
-	})
-	for _, k := range drop {
-		p.live.remove(k)
-	}
-	drop = drop[:0]
-	prefix := liveKey(userID, "")
-	p.manifests.each(func(key string, _ keeper.Manifest) {
-		if strings.HasPrefix(key, prefix) {
-			drop = append(drop, key)
-		}
-	})
-	for _, k := range drop {
-		p.manifests.remove(k)
-	}
-	p.reflected.remove(userID)
-	p.mu.Unlock()
-	if err := p.q.flush(ctx); err != nil {
-		return fmt.Errorf("provider: forget user: waiting for background work: %w", err)
-	}
-	if err := p.st.DeleteUser(ctx, userID); err != nil {
-		return fmt.Errorf("provider: forget user: %w", err)
 	}
 	return nil
 }

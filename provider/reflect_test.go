@@ -1,7 +1,9 @@
 package provider_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -222,4 +224,42 @@ func TestABacklogOfSessionsIsReflectedInBatches(t *testing.T) {
 	pending, err := f.st.ListSessions(ctx, "u1", store.SessionFilter{ReflectionStatus: store.ReflectionPending})
 	require.NoError(t, err)
 	assert.Empty(t, pending)
+}
+
+func TestExportUserWritesEverythingOfTheUserOnly(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1 })
+	f.session(t, "u1", 12) // two interactions (1-10, 11-12), an insight, the profile
+	f.session(t, "u2", 2)
+	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	require.NoError(t, f.mem.ForgetInsight(ctx, "u1", ins[0].ID)) // in the export all the same
+
+	var buf bytes.Buffer
+	n, err := f.mem.ExportUser(ctx, "u1", &buf)
+	require.NoError(t, err)
+	kinds := map[store.Kind]int{}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, n)
+	for _, l := range lines {
+		var doc struct {
+			Kind     store.Kind     `json:"kind"`
+			Document map[string]any `json:"document"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &doc), l)
+		kinds[doc.Kind]++
+		assert.Equal(t, "u1", doc.Document["user_id"], "only the user's documents")
+		for _, v := range []string{"content_vector", "summary_vector", "insight_vector"} {
+			assert.NotContains(t, doc.Document, v, "vectors are left out")
+		}
+		if doc.Document["id"] == ins[0].ID {
+			assert.Equal(t, "forgotten", doc.Document["supersede_reason"], "the audit trail is part of the export")
+		}
+	}
+	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindInteraction: 2, store.KindInsight: 2}, kinds)
+	assert.Contains(t, buf.String(), "u1 question 12")
+	assert.NotContains(t, buf.String(), "u2 question")
+
+	_, err = f.mem.ExportUser(ctx, "", &buf)
+	require.Error(t, err)
 }
