@@ -140,7 +140,7 @@ func fold(prev string, turns []prompts.Turn, budget int) string {
 	used := 0
 	for _, i := range doc.byScore(nPrev, len(doc.sents)) {
 		s := doc.sents[i]
-		if len(chosenNew) == maxNewSentences || s.score <= 0 || redundant(s.terms, covered) {
+		if len(chosenNew) == maxNewSentences || s.score <= 0 || redundant(s.terms, covered) || isQuestion(s.text) {
 			continue
 		}
 		if used > 0 && used+s.words > budget*3/5 {
@@ -181,6 +181,13 @@ func fold(prev string, turns []prompts.Turn, budget int) string {
 		out = capWords(collapse(prev+" "+strings.Join(texts, " ")), budget)
 	}
 	return out
+}
+
+// isQuestion reports whether a sentence asks rather than states: a summary
+// keeps what was said, and a question quoted alone reads as if the
+// summary were asking it.
+func isQuestion(s string) bool {
+	return strings.HasSuffix(strings.TrimRight(s, "\"'”’)] "), "?")
 }
 
 // redundant reports whether at least 80% of terms are already covered.

@@ -162,6 +162,28 @@ func TestCumulativeSummaryHandler(t *testing.T) {
 	}
 }
 
+func TestSummariesStateRatherThanAsk(t *testing.T) {
+	c := newClient(t, Config{})
+	turns := []prompts.Turn{
+		{Role: "user", Text: "Should I move my Acme 401k into a Roth IRA or a traditional IRA?"},
+		{Role: "assistant", Text: "A traditional IRA avoids paying tax on the $40,000 this year."},
+		{Role: "user", Text: "Then I will roll the Acme 401k into a traditional IRA in March."},
+	}
+	r, err := prompts.CumulativeSummary("", turns)
+	out := run(t, c, r, err)
+	if strings.Contains(out, "?") {
+		t.Errorf("a question made it into the summary: %s", out)
+	}
+	if !strings.Contains(out, "traditional IRA in March") {
+		t.Errorf("the decision is missing: %s", out)
+	}
+	// Questions alone still give a summary (the first new sentence).
+	r, err = prompts.CumulativeSummary("", turns[:1])
+	if out := run(t, c, r, err); !strings.Contains(out, "Acme 401k") {
+		t.Errorf("nothing kept of a session of questions: %q", out)
+	}
+}
+
 func TestSessionSummaryHandler(t *testing.T) {
 	c := newClient(t, Config{})
 	r, err := prompts.SessionSummary("The user asked about retirement savings and a 401k rollover.", rolloverTalk[2:])

@@ -45,7 +45,8 @@
 //     social and conversational words, interjections (wow, oh, congrats),
 //     small number words and "last"/"next";
 //   - cumulative_summary: the previous summary followed by the most
-//     informative new sentences not already covered, within
+//     informative new sentences not already covered (statements: a
+//     question is kept only when nothing else is), within
 //     prompts.CumulativeSummaryWords words (the least informative previous
 //     sentences go first when the budget is short);
 //   - session_summary: the same from the running summary and the last
