@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -60,10 +61,31 @@ type ToolCall struct {
 	// Name is the tool's name.
 	Name string `json:"name"`
 	// Arguments is the JSON object the model produced. Its content is
-	// untrusted, but it is always valid JSON: a ChatClient normalises
-	// malformed model output (llm/openai turns it into a JSON string), so a
-	// Message always marshals and the tool reports the bad arguments.
+	// untrusted, but it is always valid JSON: a ChatClient normalises the
+	// model's text with ToolArguments, so a Message always marshals and the
+	// tool reports bad arguments.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ToolArguments turns a model's tool-call arguments text into the valid
+// JSON a ToolCall carries, so that the call survives json.Marshal (a
+// session is persisted as JSON): valid JSON is compacted; blank text
+// becomes {}; anything else becomes a JSON string holding the text, which
+// a tool then rejects as not an object, so the model learns its arguments
+// were malformed. ChatClient implementations use it.
+func ToolArguments(text string) json.RawMessage {
+	t := bytes.TrimSpace([]byte(text))
+	if len(t) == 0 {
+		return json.RawMessage("{}")
+	}
+	if json.Valid(t) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, t); err == nil {
+			return buf.Bytes()
+		}
+	}
+	b, _ := json.Marshal(text) // marshalling a string cannot fail
+	return b
 }
 
 // Usage counts the tokens of one or more model calls.

@@ -1,7 +1,6 @@
 package langchain
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,7 +288,7 @@ func (c *ChatClient) response(out *llms.ContentResponse) (*agent.ChatResponse, e
 		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{
 			ID:        id,
 			Name:      tc.FunctionCall.Name,
-			Arguments: normalizeArguments(tc.FunctionCall.Arguments),
+			Arguments: agent.ToolArguments(tc.FunctionCall.Arguments),
 		})
 	}
 	if msg.Text == "" && len(msg.ToolCalls) == 0 {
@@ -340,27 +339,6 @@ func count(info map[string]any, keys ...string) int {
 		}
 	}
 	return 0
-}
-
-// normalizeArguments turns the model's arguments text into valid JSON, so
-// that the tool call survives json.Marshal (a session is persisted as
-// JSON): valid JSON is compacted; blank text becomes {}; anything else
-// becomes a JSON string holding the text, which a tool then rejects as not
-// an object, so the model learns its arguments were malformed. It is
-// llm/openai's rule.
-func normalizeArguments(s string) json.RawMessage {
-	t := bytes.TrimSpace([]byte(s))
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(t) {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, t); err == nil {
-			return buf.Bytes()
-		}
-	}
-	b, _ := json.Marshal(s) // marshalling a string cannot fail
-	return b
 }
 
 // wrapCallError adds context to an error from langchaingo. Its openai client

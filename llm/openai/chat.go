@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -289,7 +288,7 @@ func responseFromCompletion(cc *openai.ChatCompletion) (*agent.ChatResponse, err
 		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{
 			ID:        id,
 			Name:      tc.Function.Name,
-			Arguments: normalizeArguments(tc.Function.Arguments),
+			Arguments: agent.ToolArguments(tc.Function.Arguments),
 		})
 	}
 	return &agent.ChatResponse{
@@ -302,26 +301,6 @@ func responseFromCompletion(cc *openai.ChatCompletion) (*agent.ChatResponse, err
 		FinishReason: ch.FinishReason,
 		Model:        cc.Model,
 	}, nil
-}
-
-// normalizeArguments turns the model's arguments text into valid JSON, so
-// that the tool call survives json.Marshal (a session is persisted as
-// JSON): valid JSON is compacted; blank text becomes {}; anything else
-// becomes a JSON string holding the text, which a tool then rejects as not
-// an object, so the model learns its arguments were malformed.
-func normalizeArguments(s string) json.RawMessage {
-	t := bytes.TrimSpace([]byte(s))
-	if len(t) == 0 {
-		return json.RawMessage("{}")
-	}
-	if json.Valid(t) {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, t); err == nil {
-			return buf.Bytes()
-		}
-	}
-	b, _ := json.Marshal(s) // marshalling a string cannot fail
-	return b
 }
 
 // wrapAPIError adds the server's error message to the SDK's error, whose
