@@ -48,17 +48,27 @@ func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
 	defer r.users.lock(userID)()
-	doc, err := r.st.GetSession(ctx, userID, sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
+	doc, done, err := r.pendingSession(ctx, userID, sessionID)
+	if err != nil || done != nil {
+		return done, err
 	}
 	if doc.Status != store.SessionCompleted {
 		return nil, fmt.Errorf("%w: %s", ErrSessionActive, sessionID)
 	}
-	if doc.ReflectionStatus != store.ReflectionPending {
-		return &SessionResult{SessionIDs: []string{sessionID}, Flag: flagOf(doc.ReflectionStatus), Skipped: true}, nil
-	}
 	return r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeEnd)
+}
+
+// pendingSession reads a session to reflect on; done is the Skipped
+// result when it has been reflected on already.
+func (r *Reflector) pendingSession(ctx context.Context, userID, sessionID string) (doc *store.SessionSummary, done *SessionResult, err error) {
+	doc, err = r.st.GetSession(ctx, userID, sessionID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
+	}
+	if doc.ReflectionStatus != store.ReflectionPending {
+		return nil, &SessionResult{SessionIDs: []string{sessionID}, Flag: flagOf(doc.ReflectionStatus), Skipped: true}, nil
+	}
+	return doc, nil, nil
 }
 
 // ExtractSession reflects on what is new in a session, active or
@@ -75,12 +85,9 @@ func (r *Reflector) ExtractSession(ctx context.Context, userID, sessionID string
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
 	defer r.users.lock(userID)()
-	doc, err := r.st.GetSession(ctx, userID, sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
-	}
-	if doc.ReflectionStatus != store.ReflectionPending {
-		return &SessionResult{SessionIDs: []string{sessionID}, Flag: flagOf(doc.ReflectionStatus), Skipped: true}, nil
+	doc, done, err := r.pendingSession(ctx, userID, sessionID)
+	if err != nil || done != nil {
+		return done, err
 	}
 	return r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeSoFar)
 }
