@@ -178,18 +178,35 @@ type SessionSummary struct {
 // SessionState is the part of a session not yet pruned into interactions.
 type SessionState struct {
 	// Turns are the turns not yet pruned, in order.
+	// In documents written since turns are stored on their own (see
+	// Store.AppendTurn) it is empty; a keeper migrates the turns of an
+	// older document on open.
 	Turns []Turn `json:"turns"`
 	// CumulativeSummary summarises every pruned turn.
 	CumulativeSummary string `json:"cumulative_summary,omitempty"`
-	// TurnCounter is the number of the last turn added (turns are 1-based).
+	// TurnCounter is the number of the last turn added (turns are 1-based)
+	// as of the document's last write; the turn records are authoritative.
 	TurnCounter int `json:"turn_counter"`
 	// PrunedThrough is the number of the last turn stored in an interaction.
 	PrunedThrough int `json:"pruned_through"`
+	// SummaryThrough is the number of the last turn the cumulative summary
+	// covers; it trails PrunedThrough while the model fails. Zero in
+	// documents of earlier versions, where it equalled PrunedThrough.
+	SummaryThrough int `json:"summary_through,omitempty"`
 }
 
 // Turn is one exchange of a conversation: usually a user message and the
-// assistant's answer.
+// assistant's answer. Stored on its own (Store.AppendTurn), it is the
+// session's durable transcript; documents written by earlier versions
+// carried turns inside SessionState instead.
 type Turn struct {
+	// ID identifies the turn within its session: appending a turn whose ID
+	// the session already holds stores nothing (an idempotent retry).
+	ID string `json:"turn_id,omitempty"`
+	// UserID and SessionID place a stored turn; AppendTurn fills an empty
+	// UserID.
+	UserID    string `json:"user_id,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
 	// Seq is the turn's 1-based number in its session.
 	Seq      int           `json:"seq"`
 	Messages []TurnMessage `json:"messages"`
@@ -205,6 +222,10 @@ type TurnMessage struct {
 	Role    string `json:"role"`
 	Name    string `json:"name,omitempty"`
 	Content string `json:"content"`
+	// OriginalBytes, when non-zero, is the length of the message before it
+	// was cut to fit the size limits; Content then ends with a marker
+	// saying so.
+	OriginalBytes int `json:"original_bytes,omitempty"`
 }
 
 // ContentHash returns the hex SHA-256 (first 32 hex digits) of text

@@ -67,11 +67,25 @@ type Store interface {
 	// covers summary and key topics; the vector field is summary_vector.
 	SearchSessions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*SessionSummary], error)
 
+	// AppendTurn stores t as the next turn of session t.SessionID: t.Seq
+	// becomes one more than the session's last stored turn, or t.Seq when
+	// that is larger (a caller that knows the last number passes it plus
+	// one, which some backends use to read less). If the session already
+	// holds a turn with t.ID, nothing is written and t.Seq is set to that
+	// turn's number: a retried append is a no-op. Concurrent appends to
+	// one session all succeed, with distinct numbers. A turn needs no
+	// session document; it fails with ErrInvalid for a missing ID or
+	// SessionID, no messages, or an encoding over MaxDocumentBytes.
+	AppendTurn(ctx context.Context, userID string, t *Turn) error
+	// ListTurns returns the turns of one session numbered from on, in
+	// order (an empty slice when there are none).
+	ListTurns(ctx context.Context, userID, sessionID string, from int) ([]*Turn, error)
+
 	// DeleteDocument removes one document for good (no soft delete), or
 	// fails with ErrNotFound.
 	DeleteDocument(ctx context.Context, userID string, kind Kind, id string) error
-	// DeleteUser removes every document of the user in every kind: the
-	// right to be forgotten. Deleting a user with no documents succeeds.
+	// DeleteUser removes every document of the user in every kind, and
+	// every turn: the right to be forgotten. Deleting a user with no documents succeeds.
 	DeleteUser(ctx context.Context, userID string) error
 
 	// As lets a caller reach the backend's own client for what the portable

@@ -361,6 +361,7 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 		return nil, fmt.Errorf("%w: list sessions: negative limit %d", store.ErrInvalid, f.Limit)
 	}
 	q := newQuery(userID)
+	q.sessionDocs()
 	if f.Status != "" {
 		q.cond("c.status = " + q.param(string(f.Status)))
 	}

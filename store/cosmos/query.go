@@ -94,6 +94,7 @@ func (q *sqlQuery) searchFilters(kind store.Kind, r store.SearchRequest) {
 			q.cond("c.category = " + q.param(r.Category))
 		}
 	case store.KindSessionSummary:
+		q.sessionDocs()
 		if r.SessionID != "" {
 			q.cond("c.id = " + q.param(r.SessionID))
 		}

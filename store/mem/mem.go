@@ -47,6 +47,7 @@ type userDocs struct {
 	interactions map[string]*store.Interaction
 	insights     map[string]*store.Insight
 	sessions     map[string]*store.SessionSummary
+	turns        map[string][]*store.Turn // by session, in Seq order
 }
 
 var _ store.Store = (*Store)(nil)
@@ -79,6 +80,7 @@ func (s *Store) userForWrite(userID string) *userDocs {
 			interactions: make(map[string]*store.Interaction),
 			insights:     make(map[string]*store.Insight),
 			sessions:     make(map[string]*store.SessionSummary),
+			turns:        make(map[string][]*store.Turn),
 		}
 		s.users[userID] = u
 	}

@@ -162,6 +162,19 @@ CREATE TABLE generations (
 	PRIMARY KEY (user_id, kind)
 ) WITHOUT ROWID, STRICT;
 `,
+	// 2: turns stored on their own, one row each, numbered per session.
+	`
+CREATE TABLE turns (
+	rid        INTEGER PRIMARY KEY,
+	user_id    TEXT    NOT NULL,
+	session_id TEXT    NOT NULL,
+	seq        INTEGER NOT NULL,
+	turn_id    TEXT    NOT NULL,
+	doc        TEXT    NOT NULL,
+	UNIQUE (user_id, session_id, seq),
+	UNIQUE (user_id, session_id, turn_id)
+) STRICT;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -77,6 +77,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"As", testAs},
 		{"Closed", testClosed},
 		{"Concurrency", testConcurrency},
+		{"Turns", testTurns},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, s) })

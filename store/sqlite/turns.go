@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// AppendTurn implements store.Store: one write transaction, so the number
+// it assigns is unique across processes too.
+func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) error {
+	if err := s.check(userID); err != nil {
+		return err
+	}
+	if err := s.v.Turn(userID, t); err != nil {
+		return err
+	}
+	seq := t.Seq
+	err := s.write(ctx, "append turn", userID, func(tx *sql.Tx) ([]change, error) {
+		var have int
+		err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE user_id = ? AND session_id = ? AND turn_id = ?`,
+			userID, t.SessionID, t.ID).Scan(&have)
+		switch {
+		case err == nil:
+			seq = have
+			return nil, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, err
+		}
+		var last int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE user_id = ? AND session_id = ?`,
+			userID, t.SessionID).Scan(&last); err != nil {
+			return nil, err
+		}
+		seq = max(seq, last+1)
+		c := *t
+		c.Seq = seq
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, fmt.Errorf("%w: turn %s: %v", store.ErrInvalid, t.ID, err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO turns (user_id, session_id, seq, turn_id, doc) VALUES (?, ?, ?, ?, ?)`,
+			userID, t.SessionID, seq, t.ID, string(b))
+		return nil, err
+	})
+	if err != nil {
+		return err
+	}
+	t.Seq = seq
+	return nil
+}
+
+// ListTurns implements store.Store.
+func (s *Store) ListTurns(ctx context.Context, userID, sessionID string, from int) ([]*store.Turn, error) {
+	if err := s.check(userID); err != nil {
+		return nil, err
+	}
+	if err := store.CheckID("session id", sessionID); err != nil {
+		return nil, err
+	}
+	out := []*store.Turn{}
+	err := s.read(ctx, "list turns", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT doc FROM turns WHERE user_id = ? AND session_id = ? AND seq >= ? ORDER BY seq`,
+			userID, sessionID, from)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b []byte
+			if err := rows.Scan(&b); err != nil {
+				return err
+			}
+			t := new(store.Turn)
+			if err := json.Unmarshal(b, t); err != nil {
+				return fmt.Errorf("decode turn of session %s: %w", sessionID, err)
+			}
+			out = append(out, t)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
