@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,14 @@ const DefaultMaxToolRounds = 8
 // Config.MaxToolRounds rounds.
 var ErrToolRounds = errors.New("agent: too many tool-call rounds")
 
+// DefaultMaxInputBytes is the default cap on a run's input text (see
+// Config.MaxInputBytes): a 1 MiB message is far past any chat model's
+// context window.
+const DefaultMaxInputBytes = 1 << 20
+
+// ErrInputTooLarge reports a run whose input exceeds Config.MaxInputBytes.
+var ErrInputTooLarge = errors.New("agent: input too large")
+
 // Config configures an Agent. The zero value is usable: no instructions, no
 // tools, no providers, DefaultMaxToolRounds, slog.Default, time.Now and NewID.
 type Config struct {
@@ -32,6 +41,10 @@ type Config struct {
 	// MaxToolRounds bounds the model calls that answer with tool calls in
 	// one run; zero means DefaultMaxToolRounds.
 	MaxToolRounds int
+	// MaxInputBytes caps the text of a run's input messages, together: a
+	// run over it fails with ErrInputTooLarge before any provider or model
+	// is called. Zero means DefaultMaxInputBytes; negative means no cap.
+	MaxInputBytes int
 	// Temperature and MaxTokens are passed on every ChatRequest.
 	Temperature *float64
 	MaxTokens   int
@@ -130,10 +143,15 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 	if len(input) == 0 {
 		return nil, errors.New("agent: Run: no input messages")
 	}
+	size := 0
 	for i, m := range input {
 		if !m.Role.Valid() {
 			return nil, fmt.Errorf("agent: Run: input message %d: unknown role %q", i, m.Role)
 		}
+		size += len(m.Text)
+	}
+	if limit := a.cfg.MaxInputBytes; limit >= 0 && size > cmp.Or(limit, DefaultMaxInputBytes) {
+		return nil, fmt.Errorf("%w: %d bytes of input, at most %d", ErrInputTooLarge, size, cmp.Or(limit, DefaultMaxInputBytes))
 	}
 	sess.runMu.Lock()
 	defer sess.runMu.Unlock()

@@ -161,8 +161,48 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 		return nil, fmt.Errorf("%w: %s", ErrSessionCompleted, sessionID)
 	}
 	s := &Session{k: k, userID: userID, id: sessionID, doc: doc, counts: make(map[string]int)}
+	// A document of an earlier version: turns inside it, or pruned turns
+	// without a recorded summary position.
+	s.legacy = len(doc.State.Turns) > 0 || (doc.State.PrunedThrough > 0 && doc.State.SummaryThrough == 0)
+	defaultSummaryThrough(&doc.State)
+	if err := s.migrate(ctx); err != nil {
+		return nil, fmt.Errorf("keeper: open session %s: %w", sessionID, err)
+	}
+	turns, err := k.st.ListTurns(ctx, userID, sessionID, max(1, doc.State.PrunedThrough-k.cfg.ActiveTurns+1))
+	if err != nil {
+		return nil, fmt.Errorf("keeper: open session %s: read turns: %w", sessionID, err)
+	}
+	for _, t := range turns {
+		s.cache(*t)
+	}
 	s.init = k.loadInit(ctx, userID, sessionID)
 	return s, nil
+}
+
+// migrate moves the turns a session document of an earlier version holds
+// into turn records (idempotently: a repeated migration after a crash finds
+// them stored), then writes the document without them.
+func (s *Session) migrate(ctx context.Context) error {
+	legacy := s.doc.State.Turns
+	if len(legacy) == 0 {
+		return nil
+	}
+	for _, t := range legacy {
+		t.ID = store.TurnID(&t)
+		if t.ID == "" {
+			t.ID = fmt.Sprintf("turn-legacy-%d", t.Seq)
+		}
+		t.UserID, t.SessionID = s.userID, s.id
+		FitTurn(&t)
+		if err := s.k.st.AppendTurn(ctx, s.userID, &t); err != nil {
+			return fmt.Errorf("migrate turn %d: %w", t.Seq, err)
+		}
+	}
+	s.doc.State.Turns = nil
+	return s.update(ctx, "migrate turns", func(d *store.SessionSummary) (bool, error) {
+		d.State.Turns = nil
+		return true, nil
+	})
 }
 
 // InitBlock is what a session starts with: the user's long-term profile and

@@ -117,7 +117,7 @@ func TestPruneEveryKTurns(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, docs, 2)
 	d := docs[0]
-	assert.Equal(t, store.InteractionID("s1", 1, 10), d.ID)
+	assert.Equal(t, store.ChunkID("s1", 1), d.ID)
 	assert.Len(t, d.TurnIDs, 20)
 	assert.Equal(t, "u1", d.TurnIDs[0])
 	assert.True(t, strings.HasPrefix(d.Content, "user: Turn 1. My monthly budget leaves about $500 for savings.\nassistant: Answer 1"), d.Content)
@@ -233,7 +233,10 @@ func TestResumeAfterCrash(t *testing.T) {
 	again, err := s.AddTurn(ctx, turn(13))
 	require.NoError(t, err)
 	assert.Equal(t, 13, s.State().TurnCounter)
-	assert.Equal(t, 0, again.Seq, "nothing was appended")
+	assert.Equal(t, 13, again.Seq, "the stored turn is returned")
+	stored, err := e.st.ListTurns(ctx, "u1", "s1", 0)
+	require.NoError(t, err)
+	assert.Len(t, stored, 13, "nothing was appended")
 
 	addTurns(t, s, 14, 20)
 	res, err = s.Prune(ctx)
@@ -310,8 +313,10 @@ func TestProcessesOpeningTheSameNewSessionAtOnce(t *testing.T) {
 		_, err := s.AddTurn(ctx, turn(i+1))
 		require.NoError(t, err)
 	}
-	got, err := e.st.GetSession(ctx, "u1", "fresh")
+	got, err := e.st.ListTurns(ctx, "u1", "fresh", 0)
 	require.NoError(t, err)
-	assert.Equal(t, n, got.State.TurnCounter)
-	assert.Len(t, got.State.Turns, n)
+	require.Len(t, got, n)
+	for i, tr := range got {
+		assert.Equal(t, i+1, tr.Seq)
+	}
 }

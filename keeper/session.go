@@ -14,8 +14,14 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// maxPutAttempts bounds the reload-and-retry loop on an ETag conflict.
-const maxPutAttempts = 4
+// maxPutAttempts bounds the reload-and-retry loop on an ETag conflict of
+// the session document (which holds only small state: turns have records
+// of their own).
+const maxPutAttempts = 8
+
+// maxCatchUpTurns bounds the turns one cumulative summary call folds in
+// when the summary fell behind while the model was failing.
+const maxCatchUpTurns = 30
 
 // Session is the live memory of one session. It is safe for concurrent use:
 // AddTurn and Context may run while a Prune is making model calls.
@@ -24,10 +30,17 @@ type Session struct {
 	userID string
 	id     string
 	init   InitBlock
+	// legacy is set when the session was written by an earlier version
+	// (turns inside the session document, interaction ids by turn range):
+	// a prune then also removes any older interaction it overlaps.
+	legacy bool
 
-	mu     sync.Mutex
-	doc    *store.SessionSummary // the last state written or read, with its ETag
-	counts map[string]int        // token counts of rendered pieces, by key
+	mu  sync.Mutex
+	doc *store.SessionSummary // the last state written or read, with its ETag;
+	// doc.State.Turns caches the turns the context needs (the unpruned
+	// ones and the last ActiveTurns), in Seq order; they are never written
+	// into the session document.
+	counts map[string]int // token counts of rendered pieces, by key
 
 	pruneMu sync.Mutex // serialises Prune and End
 }
@@ -50,50 +63,103 @@ func (s *Session) State() store.SessionState {
 	return st
 }
 
-// AddTurn appends a turn and persists the session state before returning:
-// once AddTurn returns nil the turn survives a crash. The turn's Seq is
-// assigned (the next number) and a zero Time becomes now. On an ETag
-// conflict (another process wrote the session) the state is reloaded and
-// the turn appended to it, unless a turn with the same message ids is
-// already there.
+// AddTurn appends a turn and stores it before returning: once AddTurn
+// returns nil the turn survives a crash. Its messages are first cut to the
+// size limits (see FitTurn). The turn's Seq is assigned (the next number
+// in the session, across every process writing it) and a zero Time becomes
+// now. A turn without an ID gets one from its message ids, so adding the
+// same messages again stores nothing: the turn already stored is returned.
 func (s *Session) AddTurn(ctx context.Context, t store.Turn) (store.Turn, error) {
 	if len(t.Messages) == 0 {
 		return t, errors.New("keeper: add turn: no messages")
 	}
+	t.Messages = slices.Clone(t.Messages)
 	if t.Time.IsZero() {
 		t.Time = s.k.cfg.Now().UTC()
 	}
-	err := s.update(ctx, "add turn", func(doc *store.SessionSummary) (bool, error) {
-		if doc.Status == store.SessionCompleted {
-			return false, fmt.Errorf("%w: %s", ErrSessionCompleted, s.id)
+	if t.ID == "" {
+		t.ID = store.TurnID(&t)
+	}
+	if t.ID == "" {
+		t.ID = "turn-" + agent.NewID()
+	}
+	FitTurn(&t)
+	t.UserID, t.SessionID = s.userID, s.id
+
+	s.mu.Lock()
+	if s.doc.Status == store.SessionCompleted {
+		s.mu.Unlock()
+		return t, fmt.Errorf("%w: %s", ErrSessionCompleted, s.id)
+	}
+	if i := slices.IndexFunc(s.doc.State.Turns, func(c store.Turn) bool { return c.ID == t.ID }); i >= 0 {
+		have := s.doc.State.Turns[i]
+		s.mu.Unlock()
+		return have, nil
+	}
+	last := s.doc.State.TurnCounter
+	s.mu.Unlock()
+
+	t.Seq = last + 1
+	if err := s.k.st.AppendTurn(ctx, s.userID, &t); err != nil {
+		return t, fmt.Errorf("keeper: add turn to session %s: %w", s.id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache(t)
+	if t.Seq > last+1 {
+		// Another process (or a concurrent call) added turns in between:
+		// read them, so the context and the next prune see every turn.
+		// The turn is stored whatever this read does.
+		if others, err := s.k.st.ListTurns(ctx, s.userID, s.id, last+1); err == nil {
+			for _, o := range others {
+				s.cache(*o)
+			}
+		} else {
+			s.k.cfg.Logger.WarnContext(ctx, "memory: turns added elsewhere not read; the next prune reads them", "session", s.id, "err", err)
 		}
-		if hasTurn(doc.State.Turns, t) {
-			return false, nil
-		}
-		t.Seq = doc.State.TurnCounter + 1
-		doc.State.TurnCounter = t.Seq
-		doc.State.Turns = append(doc.State.Turns, t)
-		return true, nil
-	})
-	return t, err
+	}
+	return t, nil
 }
 
-// hasTurn reports whether turns holds a turn with the same message ids as t.
-func hasTurn(turns []store.Turn, t store.Turn) bool {
-	if t.Messages[0].ID == "" {
-		return false
+// cache puts a stored turn into the in-memory turns, in Seq order; the
+// caller holds s.mu.
+func (s *Session) cache(t store.Turn) {
+	st := &s.doc.State
+	st.TurnCounter = max(st.TurnCounter, t.Seq)
+	if t.Seq <= st.PrunedThrough-s.k.cfg.ActiveTurns {
+		return // pruned and out of the context already
 	}
-	for i := len(turns) - 1; i >= 0; i-- {
-		if slices.EqualFunc(turns[i].Messages, t.Messages, func(a, b store.TurnMessage) bool { return a.ID == b.ID }) {
-			return true
-		}
+	i, found := slices.BinarySearchFunc(st.Turns, t.Seq, func(c store.Turn, seq int) int { return c.Seq - seq })
+	if !found {
+		st.Turns = slices.Insert(st.Turns, i, t)
 	}
-	return false
+}
+
+// refresh reads the turns stored since the last one this session knows
+// (by other processes), so that a prune or an end covers every turn.
+func (s *Session) refresh(ctx context.Context) error {
+	s.mu.Lock()
+	from := s.doc.State.PrunedThrough + 1
+	if n := len(s.doc.State.Turns); n > 0 {
+		from = max(from, s.doc.State.Turns[n-1].Seq+1)
+	}
+	s.mu.Unlock()
+	turns, err := s.k.st.ListTurns(ctx, s.userID, s.id, from)
+	if err != nil {
+		return fmt.Errorf("keeper: read turns of session %s: %w", s.id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range turns {
+		s.cache(*t)
+	}
+	return nil
 }
 
 // update applies change to a copy of the session document and writes it
 // with the current ETag, reloading and reapplying on a conflict. change
-// reports whether there is anything to write.
+// reports whether there is anything to write. The cached turns stay in
+// memory; the document is written without them.
 func (s *Session) update(ctx context.Context, what string, change func(*store.SessionSummary) (bool, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,8 +170,11 @@ func (s *Session) update(ctx context.Context, what string, change func(*store.Se
 			return err
 		}
 		doc.UpdatedAt = s.k.cfg.Now().UTC()
-		err = s.k.st.PutSession(ctx, s.userID, doc)
+		w := *doc
+		w.State.Turns = nil
+		err = s.k.st.PutSession(ctx, s.userID, &w)
 		if err == nil {
+			doc.ETag = w.ETag
 			s.doc = doc
 			return nil
 		}
@@ -117,7 +186,26 @@ func (s *Session) update(ctx context.Context, what string, change func(*store.Se
 			return fmt.Errorf("keeper: %s in session %s: reload after conflict: %w", what, s.id, gerr)
 		}
 		s.k.cfg.Logger.DebugContext(ctx, "memory: session changed elsewhere; reloaded", "session", s.id, "attempt", attempt)
+		defaultSummaryThrough(&fresh.State)
+		fresh.State.Turns = s.doc.State.Turns
+		fresh.State.TurnCounter = max(fresh.State.TurnCounter, s.doc.State.TurnCounter)
 		s.doc = fresh
+		s.trim()
+	}
+}
+
+// trim drops cached turns that are pruned and out of the context; the
+// caller holds s.mu.
+func (s *Session) trim() {
+	keepFrom := s.doc.State.PrunedThrough - s.k.cfg.ActiveTurns
+	s.doc.State.Turns = slices.DeleteFunc(s.doc.State.Turns, func(t store.Turn) bool { return t.Seq <= keepFrom })
+}
+
+// defaultSummaryThrough reads a document of an earlier version, where the
+// cumulative summary always covered every pruned turn.
+func defaultSummaryThrough(st *store.SessionState) {
+	if st.SummaryThrough == 0 {
+		st.SummaryThrough = st.PrunedThrough
 	}
 }
 
@@ -150,18 +238,39 @@ func unpruned(st store.SessionState) []store.Turn {
 type PruneResult struct {
 	// Interaction is the document written.
 	Interaction *store.Interaction
-	// MetadataPending is set when the model's metadata was unusable and the
-	// interaction was stored without it, flagged for a later retry.
+	// MetadataPending is set when the model's metadata (or the embedder's
+	// vectors) were unusable or unavailable and the interaction was stored
+	// without them, flagged for a later retry.
 	MetadataPending bool
+	// SummaryPending is set when the cumulative summary could not be
+	// updated: it catches up at the next prune.
+	SummaryPending bool
 }
 
 // Prune turns every full chunk of K unpruned turns into an interaction
 // document and folds it into the cumulative summary, oldest chunk first. A
 // failure leaves the failed chunk unpruned, so that calling Prune again
-// redoes it (overwriting, never duplicating, a document already written).
+// redoes it (replacing, never duplicating, a document already written: an
+// interaction's id depends only on the session and its first turn).
 func (s *Session) Prune(ctx context.Context) ([]PruneResult, error) {
+	return s.prune(ctx, false)
+}
+
+// ForcePrune is Prune for when the model has failed too often: a chunk
+// whose metadata or vectors the model or embedder do not give is stored
+// without them (flagged, completed by RetryMetadata), and a cumulative
+// summary that fails is left behind to catch up later. Only a store
+// failure stops it.
+func (s *Session) ForcePrune(ctx context.Context) ([]PruneResult, error) {
+	return s.prune(ctx, true)
+}
+
+func (s *Session) prune(ctx context.Context, force bool) ([]PruneResult, error) {
 	s.pruneMu.Lock()
 	defer s.pruneMu.Unlock()
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
 	var out []PruneResult
 	for {
 		s.mu.Lock()
@@ -171,9 +280,8 @@ func (s *Session) Prune(ctx context.Context) ([]PruneResult, error) {
 			return out, nil
 		}
 		chunk := slices.Clone(pending[:s.k.cfg.K])
-		prev := s.doc.State.CumulativeSummary
 		s.mu.Unlock()
-		r, err := s.pruneChunk(ctx, chunk, prev)
+		r, err := s.pruneChunk(ctx, chunk, force)
 		if err != nil {
 			return out, err
 		}
@@ -181,48 +289,118 @@ func (s *Session) Prune(ctx context.Context) ([]PruneResult, error) {
 	}
 }
 
-func (s *Session) pruneChunk(ctx context.Context, chunk []store.Turn, prevSummary string) (PruneResult, error) {
+func (s *Session) pruneChunk(ctx context.Context, chunk []store.Turn, force bool) (PruneResult, error) {
 	first, last := chunk[0].Seq, chunk[len(chunk)-1].Seq
-	doc, pending, err := s.interaction(ctx, chunk)
+	doc, pending, err := s.interaction(ctx, chunk, force)
 	if err != nil {
 		return PruneResult{}, err
 	}
 	if err := s.k.st.PutInteraction(ctx, s.userID, doc); err != nil {
 		return PruneResult{}, fmt.Errorf("keeper: store interaction of turns %d-%d: %w", first, last, err)
 	}
-	summary, err := s.cumulativeSummary(ctx, prevSummary, chunk)
-	if err != nil {
+	if s.legacy {
+		if err := s.dropOverlaps(ctx, doc); err != nil {
+			return PruneResult{}, err
+		}
+	}
+	summary, through, err := s.foldSummary(ctx, last)
+	if err != nil && !force {
 		return PruneResult{}, err
 	}
-	keepFrom := last - s.k.cfg.ActiveTurns // turns after this stay in the context
+	if err != nil {
+		s.k.cfg.Logger.WarnContext(ctx, "memory: cumulative summary failed; it catches up at the next prune", "session", s.id, "turns", fmt.Sprintf("%d-%d", first, last), "err", err)
+	}
 	err = s.update(ctx, "record prune", func(d *store.SessionSummary) (bool, error) {
 		if d.State.PrunedThrough >= last {
 			return false, nil // already recorded (a retry, or another process)
 		}
 		d.State.PrunedThrough = last
-		d.State.CumulativeSummary = summary
-		d.State.Turns = slices.DeleteFunc(d.State.Turns, func(t store.Turn) bool { return t.Seq <= keepFrom })
+		if through > d.State.SummaryThrough {
+			d.State.CumulativeSummary, d.State.SummaryThrough = summary, through
+		}
 		return true, nil
 	})
 	if err != nil {
 		return PruneResult{}, err
 	}
-	return PruneResult{Interaction: doc, MetadataPending: pending}, nil
+	s.mu.Lock()
+	s.trim()
+	s.mu.Unlock()
+	return PruneResult{Interaction: doc, MetadataPending: pending, SummaryPending: through < last}, nil
+}
+
+// dropOverlaps removes the session's other interactions that hold any turn
+// of doc: those an earlier version stored under ids by turn range (a short
+// final chunk of an interrupted end, say).
+func (s *Session) dropOverlaps(ctx context.Context, doc *store.Interaction) error {
+	all, err := s.k.st.ListInteractions(ctx, s.userID, store.InteractionFilter{SessionID: s.id})
+	if err != nil {
+		return fmt.Errorf("keeper: list interactions of session %s: %w", s.id, err)
+	}
+	for _, d := range all {
+		if d.ID != doc.ID && d.FirstTurn <= doc.LastTurn && d.LastTurn >= doc.FirstTurn {
+			if err := s.k.st.DeleteDocument(ctx, s.userID, store.KindInteraction, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("keeper: remove overlapping interaction %s: %w", d.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// foldSummary folds the turns after the cumulative summary's last one, up
+// to turn last, into it. It returns the new summary and the turn it now
+// covers; on failure, the current ones and the error.
+func (s *Session) foldSummary(ctx context.Context, last int) (string, int, error) {
+	s.mu.Lock()
+	prev, through := s.doc.State.CumulativeSummary, s.doc.State.SummaryThrough
+	var turns []store.Turn
+	for _, t := range s.doc.State.Turns {
+		if t.Seq > through && t.Seq <= last {
+			turns = append(turns, t)
+		}
+	}
+	s.mu.Unlock()
+	if len(turns) == 0 || turns[0].Seq != through+1 {
+		// Turns the summary missed while the model failed are no longer
+		// cached: read them back.
+		stored, err := s.k.st.ListTurns(ctx, s.userID, s.id, max(through+1, last-maxCatchUpTurns+1))
+		if err != nil {
+			return prev, through, fmt.Errorf("keeper: read turns for the cumulative summary: %w", err)
+		}
+		turns = turns[:0]
+		for _, t := range stored {
+			if t.Seq <= last {
+				turns = append(turns, *t)
+			}
+		}
+	}
+	if len(turns) > maxCatchUpTurns {
+		turns = turns[len(turns)-maxCatchUpTurns:]
+	}
+	if len(turns) == 0 {
+		return prev, through, nil
+	}
+	sum, err := s.cumulativeSummary(ctx, prev, turns)
+	if err != nil {
+		return prev, through, err
+	}
+	return sum, last, nil
 }
 
 // interaction builds the interaction document of a chunk: content, LLM
 // metadata and vectors. Metadata the model answers unusably twice is left
-// out and the document flagged; a failed model or embedder call is an error.
-func (s *Session) interaction(ctx context.Context, chunk []store.Turn) (*store.Interaction, bool, error) {
+// out and the document flagged; a failed model or embedder call is an
+// error, unless force, when the document is flagged instead.
+func (s *Session) interaction(ctx context.Context, chunk []store.Turn, force bool) (*store.Interaction, bool, error) {
 	first, last := chunk[0].Seq, chunk[len(chunk)-1].Seq
 	doc := &store.Interaction{
-		ID:             store.InteractionID(s.id, first, last),
+		ID:             store.ChunkID(s.id, first),
 		UserID:         s.userID,
 		SessionID:      s.id,
 		Timestamp:      chunk[0].Time.UTC(),
 		FirstTurn:      first,
 		LastTurn:       last,
-		Content:        Flatten(chunk),
+		Content:        flattenBounded(chunk, MaxInteractionContentBytes),
 		EmbeddingModel: s.k.cfg.Embedder.Model(),
 	}
 	for _, t := range chunk {
@@ -231,29 +409,45 @@ func (s *Session) interaction(ctx context.Context, chunk []store.Turn) (*store.I
 		}
 	}
 	meta, pending, err := s.metadata(ctx, chunk, first, last)
-	if err != nil {
+	if err != nil && !force {
 		return nil, false, err
+	}
+	if err != nil {
+		s.k.cfg.Logger.WarnContext(ctx, "memory: interaction stored without metadata; completed later", "session", s.id, "turns", fmt.Sprintf("%d-%d", first, last), "err", err)
+		meta, pending = prompts.Metadata{}, true
 	}
 	doc.Summary = meta.Summary
 	doc.Metadata = store.Metadata{MentionedTopics: meta.MentionedTopics, Entities: meta.Entities}
 	doc.MetadataPending = pending
 
-	texts := []string{doc.Content}
+	if err := s.embed(ctx, doc); err != nil {
+		if !force {
+			return nil, false, err
+		}
+		s.k.cfg.Logger.WarnContext(ctx, "memory: interaction stored without vectors; completed later", "session", s.id, "turns", fmt.Sprintf("%d-%d", first, last), "err", err)
+		doc.ContentVector, doc.SummaryVector, doc.MetadataPending = nil, nil, true
+	}
+	return doc, doc.MetadataPending, nil
+}
+
+// embed sets the vectors of an interaction's content and summary.
+func (s *Session) embed(ctx context.Context, doc *store.Interaction) error {
+	texts := []string{embedText(doc.Content)}
 	if doc.Summary != "" {
 		texts = append(texts, doc.Summary)
 	}
 	vecs, err := s.k.cfg.Embedder.Embed(ctx, texts)
 	if err != nil {
-		return nil, false, fmt.Errorf("keeper: embed turns %d-%d: %w", first, last, err)
+		return fmt.Errorf("keeper: embed turns %d-%d: %w", doc.FirstTurn, doc.LastTurn, err)
 	}
 	if len(vecs) != len(texts) {
-		return nil, false, fmt.Errorf("keeper: embed turns %d-%d: %d vectors for %d texts", first, last, len(vecs), len(texts))
+		return fmt.Errorf("keeper: embed turns %d-%d: %d vectors for %d texts", doc.FirstTurn, doc.LastTurn, len(vecs), len(texts))
 	}
-	doc.ContentVector = vecs[0]
+	doc.ContentVector, doc.SummaryVector = vecs[0], nil
 	if len(vecs) > 1 {
 		doc.SummaryVector = vecs[1]
 	}
-	return doc, pending, nil
+	return nil
 }
 
 // metadata asks the model for a chunk's metadata. An unusable answer is
@@ -278,9 +472,9 @@ func (s *Session) metadata(ctx context.Context, chunk []store.Turn, first, last 
 	return prompts.Metadata{}, true, nil
 }
 
-// RetryMetadata asks again for the metadata of this session's interactions
-// stored without it, and completes those it gets. It returns how many it
-// completed.
+// RetryMetadata asks again for the metadata and vectors of this session's
+// interactions stored without them, and completes those it gets. It
+// returns how many it completed.
 func (s *Session) RetryMetadata(ctx context.Context) (int, error) {
 	docs, err := s.k.st.ListInteractions(ctx, s.userID, store.InteractionFilter{SessionID: s.id, MetadataPending: true})
 	if err != nil {
@@ -288,29 +482,24 @@ func (s *Session) RetryMetadata(ctx context.Context) (int, error) {
 	}
 	done := 0
 	for _, d := range docs {
-		chunk := turnsOf(d)
-		meta, pending, err := s.metadata(ctx, chunk, d.FirstTurn, d.LastTurn)
+		meta, pending, err := s.metadata(ctx, turnsOf(d), d.FirstTurn, d.LastTurn)
 		if err != nil {
 			return done, err
 		}
-		if pending {
-			continue
+		if !pending {
+			d.Summary = meta.Summary
+			d.Metadata = store.Metadata{MentionedTopics: meta.MentionedTopics, Entities: meta.Entities}
 		}
-		d.Summary = meta.Summary
-		d.Metadata = store.Metadata{MentionedTopics: meta.MentionedTopics, Entities: meta.Entities}
-		d.MetadataPending = false
-		d.SummaryVector = nil
-		if d.Summary != "" {
-			vecs, err := s.k.cfg.Embedder.Embed(ctx, []string{d.Summary})
-			if err != nil {
-				return done, fmt.Errorf("keeper: embed summary of %s: %w", d.ID, err)
-			}
-			d.SummaryVector = vecs[0]
+		if err := s.embed(ctx, d); err != nil {
+			return done, err
 		}
+		d.MetadataPending = pending
 		if err := s.k.st.PutInteraction(ctx, s.userID, d); err != nil {
 			return done, fmt.Errorf("keeper: store metadata of %s: %w", d.ID, err)
 		}
-		done++
+		if !pending {
+			done++
+		}
 	}
 	return done, nil
 }
@@ -365,29 +554,26 @@ type EndResult struct {
 
 // End prunes every remaining turn (the last chunk may hold fewer than K),
 // writes the session summary with its vector and key topics, and marks the
-// session completed. A model failure on the summary falls back to the
-// cumulative summary (logged); a failure to prune or write is returned and
-// End may be called again.
+// session completed. The model failing does not stop it: chunks are stored
+// without what the model did not give (flagged), the summary falls back to
+// the cumulative summary, and a missing vector is logged. Only a store
+// failure is returned, and End may then be called again: a short final
+// chunk it stored is replaced, not duplicated, when the session resumes.
+// Turns another process adds while End runs are pruned too.
 func (s *Session) End(ctx context.Context) (*EndResult, error) {
 	res := &EndResult{}
-	pruned, err := s.Prune(ctx)
+	pruned, err := s.ForcePrune(ctx)
 	res.Pruned = pruned
 	if err != nil {
 		return res, err
 	}
 	s.pruneMu.Lock()
 	defer s.pruneMu.Unlock()
-	s.mu.Lock()
-	rest := slices.Clone(unpruned(s.doc.State))
-	prev := s.doc.State.CumulativeSummary
-	s.mu.Unlock()
-	if len(rest) > 0 {
-		r, err := s.pruneChunk(ctx, rest, prev)
-		if err != nil {
-			return res, err
-		}
-		res.Pruned = append(res.Pruned, r)
+	rest, err := s.pruneRest(ctx)
+	if err != nil {
+		return res, err
 	}
+	res.Pruned = append(res.Pruned, rest...)
 
 	if n, err := s.RetryMetadata(ctx); err != nil {
 		s.k.cfg.Logger.WarnContext(ctx, "memory: metadata retry failed; left flagged", "session", s.id, "err", err)
@@ -399,10 +585,12 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 	var vec []float32
 	if summary != "" {
 		v, err := s.k.cfg.Embedder.Embed(ctx, []string{summary})
-		if err != nil {
-			return res, fmt.Errorf("keeper: embed session summary: %w", err)
+		switch {
+		case err != nil:
+			s.k.cfg.Logger.WarnContext(ctx, "memory: session summary stored without its vector", "session", s.id, "err", err)
+		case len(v) == 1:
+			vec = v[0]
 		}
-		vec = v[0]
 	}
 	for _, p := range res.Pruned {
 		topics = mergeTopics(topics, p.Interaction.Metadata.MentionedTopics)
@@ -414,16 +602,47 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 		d.Summary, d.SummaryVector, d.KeyTopics = summary, vec, topics
 		d.EndTime = s.k.cfg.Now().UTC()
 		d.Status = store.SessionCompleted
-		d.State.Turns = nil // every turn now lives in an interaction document
 		return true, nil
 	})
 	if err != nil {
 		return res, err
 	}
+	// A turn another process added between the last read and the
+	// completion would otherwise never reach an interaction.
+	late, err := s.pruneRest(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Pruned = append(res.Pruned, late...)
 	s.mu.Lock()
+	s.doc.State.Turns = nil
 	res.Session = cloneDoc(s.doc)
 	s.mu.Unlock()
 	return res, nil
+}
+
+// pruneRest stores every unpruned turn (fewer than K) as one interaction,
+// after reading the turns other processes stored. The caller holds
+// s.pruneMu.
+func (s *Session) pruneRest(ctx context.Context) ([]PruneResult, error) {
+	if err := s.refresh(ctx); err != nil {
+		return nil, err
+	}
+	var out []PruneResult
+	for {
+		s.mu.Lock()
+		rest := slices.Clone(unpruned(s.doc.State))
+		s.mu.Unlock()
+		if len(rest) == 0 {
+			return out, nil
+		}
+		rest = rest[:min(len(rest), s.k.cfg.K)]
+		r, err := s.pruneChunk(ctx, rest, true)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
 }
 
 func (s *Session) sessionSummary(ctx context.Context, st store.SessionState) (string, []string) {

@@ -111,6 +111,10 @@ func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input 
 // in the turn's metadata — durably, before returning, then queues any
 // pruning. A failed run stores nothing, as the agent's session records
 // nothing of it: a retry of the same input is not remembered twice.
+//
+// The write does not depend on the caller's context: once the model has
+// answered, a cancelled or expired ctx no longer loses the turn. It is
+// bounded by Config.WriteTimeout instead.
 func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) error {
 	if ic.Err != nil {
 		p.log.DebugContext(ctx, "memory: failed run not stored", "session", ic.Session.ID(), "err", ic.Err)
@@ -120,6 +124,8 @@ func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) 
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.WriteTimeout)
+	defer cancel()
 	id := p.sessionID(ic.Session)
 	ls, err := p.open(ctx, userID, id)
 	if err != nil {
@@ -164,8 +170,13 @@ type toolTrace struct {
 	Result    string          `json:"result,omitempty"`
 }
 
-// maxToolResult bounds a tool result kept in a turn's metadata.
-const maxToolResult = 2000
+// Bounds of a tool call kept in a turn's metadata: a result is cut, and
+// arguments over their bound are kept as a JSON string holding their cut
+// text (still valid JSON), both with a marker naming the original size.
+const (
+	maxToolResult    = 2000
+	maxToolArguments = 4000
+)
 
 // turnOf builds the turn of a run: the conversation messages of the input
 // (never what a provider injected) and the assistant messages with text;
@@ -188,18 +199,19 @@ func turnOf(ic *agent.InvokedContext, now time.Time) store.Turn {
 		case agent.RoleAssistant:
 			for _, tc := range m.ToolCalls {
 				byCall[tc.ID] = len(tools)
-				tools = append(tools, toolTrace{Name: tc.Name, Arguments: tc.Arguments})
+				args := tc.Arguments
+				if len(args) > maxToolArguments {
+					cut, _ := keeper.Cut(string(args), maxToolArguments)
+					args, _ = json.Marshal(cut)
+				}
+				tools = append(tools, toolTrace{Name: tc.Name, Arguments: args})
 			}
 			if strings.TrimSpace(m.Text) != "" {
 				t.Messages = append(t.Messages, store.TurnMessage{ID: m.ID, Role: string(m.Role), Name: m.Name, Content: m.Text})
 			}
 		case agent.RoleTool:
 			if i, ok := byCall[m.ToolCallID]; ok {
-				r := m.Text
-				if len(r) > maxToolResult {
-					r = r[:maxToolResult] + "…"
-				}
-				tools[i].Result = r
+				tools[i].Result, _ = keeper.Cut(m.Text, maxToolResult)
 			}
 		}
 	}

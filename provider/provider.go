@@ -95,6 +95,7 @@ const (
 	DefaultWorkers      = 2
 	DefaultMaxAttempts  = 3
 	DefaultRetryBackoff = 500 * time.Millisecond
+	DefaultWriteTimeout = 30 * time.Second
 	DefaultMaxLive      = 10000
 	// DefaultReconcileEvery is seed 000's DEDUP_EVERY_N.
 	DefaultReconcileEvery = 5
@@ -145,6 +146,12 @@ type Config struct {
 	// RetryBackoff is the first wait between attempts, doubling each time;
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
+
+	// WriteTimeout bounds the write of a run's turn in Invoked and Record,
+	// which is detached from the caller's context (a run whose answer has
+	// arrived is kept even if its caller gives up); zero means
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
 
 	// Reflection selects when session reflection runs; the zero value is
 	// ReflectOnEnd.
@@ -231,7 +238,7 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		return nil, fmt.Errorf("provider: unknown Config.Reflection %d", cfg.Reflection)
 	case cfg.ProfileEvery < 0, cfg.ExtractEvery < 0:
 		return nil, fmt.Errorf("provider: negative Config.ProfileEvery (%d) or ExtractEvery (%d); zero means never", cfg.ProfileEvery, cfg.ExtractEvery)
-	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0, cfg.MaxLive < 0:
+	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0, cfg.MaxLive < 0, cfg.WriteTimeout < 0:
 		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff or MaxLive")
 	}
 	if cfg.IdleTimeout == 0 {
@@ -245,6 +252,9 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	if cfg.RetryBackoff == 0 {
 		cfg.RetryBackoff = DefaultRetryBackoff
@@ -474,11 +484,19 @@ func (p *MemoryProvider) Close(ctx context.Context) error {
 }
 
 func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
+	attempt := 0
 	p.q.offer(job{
 		key:  "prune\x00" + ks.UserID() + "\x00" + ks.ID(),
 		what: "prune session " + ks.ID(),
 		run: func(ctx context.Context) error {
-			res, err := ks.Prune(ctx)
+			// The last attempt stores the chunk whatever the model does
+			// (flagged), so that a failing model never wedges a session.
+			attempt++
+			prune := ks.Prune
+			if attempt >= p.cfg.MaxAttempts {
+				prune = ks.ForcePrune
+			}
+			res, err := prune(ctx)
 			for _, r := range res {
 				p.log.Debug("memory: turns pruned", "session", ks.ID(), "interaction", r.Interaction.ID,
 					"turns", fmt.Sprintf("%d-%d", r.Interaction.FirstTurn, r.Interaction.LastTurn), "metadata_pending", r.MetadataPending)

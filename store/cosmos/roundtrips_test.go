@@ -28,8 +28,10 @@ func delta(before, after Stats) map[Op]int64 {
 
 // TestRoundTripsPerInvokingAndPrune counts the Cosmos requests of the hot
 // path: a warm Invoking reads nothing (the session's memory is held in
-// process), a turn is one conditional write, and a prune writes twice (the
-// interaction document and the session state).
+// process), a turn is two requests (a query for its id and the next
+// number, then a create-only write of its own item: no session document is
+// rewritten), and a prune reads the session's newer turns and writes twice
+// (the interaction document and the session state).
 func TestRoundTripsPerInvokingAndPrune(t *testing.T) {
 	ctx := t.Context()
 	s := openLauncher(t, nil)
@@ -53,7 +55,7 @@ func TestRoundTripsPerInvokingAndPrune(t *testing.T) {
 
 	before = s.Stats()
 	require.NoError(t, mem.Record(ctx, sess, agent.UserText("I save $500 a month.")))
-	assert.Equal(t, map[Op]int64{OpReplace: 1}, delta(before, s.Stats()), "a turn is one conditional write")
+	assert.Equal(t, map[Op]int64{OpQuery: 1, OpCreate: 1}, delta(before, s.Stats()), "a turn is one query and one create")
 
 	k, err := keeper.New(s, keeper.Config{Mini: model, Embedder: emb, K: 2})
 	require.NoError(t, err)
@@ -68,6 +70,6 @@ func TestRoundTripsPerInvokingAndPrune(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 	d := delta(before, s.Stats())
-	assert.Equal(t, map[Op]int64{OpUpsert: 1, OpReplace: 1}, d, "a prune writes the interaction and the session state, nothing else")
-	t.Logf("requests: warm Invoking 0, turn 1 write, prune %d writes", d[OpUpsert]+d[OpReplace])
+	assert.Equal(t, map[Op]int64{OpQuery: 1, OpUpsert: 1, OpReplace: 1}, d, "a prune reads newer turns, writes the interaction and the session state, nothing else")
+	t.Logf("requests: warm Invoking 0, turn 2, prune %d", d[OpQuery]+d[OpUpsert]+d[OpReplace])
 }

@@ -130,7 +130,7 @@ func TestQueryShapes(t *testing.T) {
 	assert.Len(t, sp, 2)
 
 	cand, _, _, _ = textQueries(store.KindSessionSummary, "alice", store.SearchRequest{}, []string{"zebra", "quartz"}, false, 50)
-	assert.Equal(t, `SELECT TOP @p1 c.id, c.summary, c.key_topics FROM c WHERE c.user_id = @p0`+
+	assert.Equal(t, `SELECT TOP @p1 c.id, c.summary, c.key_topics FROM c WHERE c.user_id = @p0 AND NOT IS_DEFINED(c.doc_type)`+
 		` AND (ARRAY_CONTAINS(c.search_terms, @p2) OR ARRAY_CONTAINS(c.search_terms, @p3))`, cand)
 }
 
