@@ -30,6 +30,7 @@ type offlineStack struct {
 	st   *sqlite.Store
 	mem  *provider.MemoryProvider
 	a    *agent.Agent
+	chat agent.ChatClient
 	logs *lockedBuffer
 }
 
@@ -68,7 +69,7 @@ func openOffline(t *testing.T, path string, mut func(*provider.Config)) *offline
 	p, err := provider.New(st, cfg)
 	require.NoError(t, err)
 	a := agent.New(client, agent.Config{Instructions: "You are a financial advisor.", ContextProviders: []agent.ContextProvider{p}, Logger: cfg.Logger})
-	return &offlineStack{path: path, st: st, mem: p, a: a, logs: logs}
+	return &offlineStack{path: path, st: st, mem: p, a: a, chat: client, logs: logs}
 }
 
 var questions = []string{

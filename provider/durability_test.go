@@ -1,0 +1,220 @@
+package provider_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// cancelOnAnswer is the caller giving up at the worst moment: the model's
+// final answer has arrived, and the caller's context is cancelled before the
+// providers' Invoked hooks run.
+type cancelOnAnswer struct {
+	agent.ChatClient
+	cancel context.CancelFunc
+}
+
+func (c cancelOnAnswer) Complete(ctx context.Context, req *agent.ChatRequest) (*agent.ChatResponse, error) {
+	resp, err := c.ChatClient.Complete(ctx, req)
+	if err == nil && len(resp.Message.ToolCalls) == 0 {
+		c.cancel() // the final answer is in hand
+	}
+	return resp, err
+}
+
+func TestTurnKeptWhenTheCallerCancelsAfterTheAnswer(t *testing.T) {
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	sess, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	for i := range 5 {
+		ctx, cancel := context.WithCancel(context.Background())
+		a := agent.New(cancelOnAnswer{ChatClient: s.chat, cancel: cancel}, agent.Config{ContextProviders: []agent.ContextProvider{s.mem}})
+		_, err = a.Run(ctx, sess, agent.UserText(fmt.Sprintf("My goal number %d is to save more.", i)))
+		require.NoError(t, err, "the run succeeded")
+		require.Error(t, ctx.Err(), "the caller's context was cancelled before Invoked")
+	}
+	turns, err := s.st.ListTurns(context.Background(), "u1", sess.ID(), 0)
+	require.NoError(t, err)
+	assert.Len(t, turns, 5, "every acknowledged turn is kept")
+}
+
+func TestRunRefusesOversizedInputBeforeAnyModelCall(t *testing.T) {
+	f := newFixture(t)
+	sess, err := f.agent.NewUserSession("u1")
+	require.NoError(t, err)
+	before := len(f.srv.ChatRequests())
+	_, err = f.agent.Run(context.Background(), sess, agent.UserText(strings.Repeat("x", 10<<20)))
+	require.ErrorIs(t, err, agent.ErrInputTooLarge)
+	assert.Contains(t, err.Error(), "10485760 bytes of input, at most 1048576")
+	assert.Equal(t, before, len(f.srv.ChatRequests()), "no model call")
+}
+
+func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.K = 4 })
+	sess, err := f.agent.NewUserSession("u1")
+	require.NoError(t, err)
+	require.NoError(t, f.mem.StartSession(ctx, sess))
+
+	// Ten pasted documents of 120 KB each: every one kept whole.
+	for i := range 10 {
+		doc := fmt.Sprintf("document %d: ", i) + strings.Repeat("quarterly statement line. ", 120_000/26)
+		_, err := f.agent.Run(ctx, sess, agent.UserText(doc))
+		require.NoError(t, err)
+	}
+	// A 900 KB message: accepted by Run, kept cut with a marker.
+	_, err = f.agent.Run(ctx, sess, agent.UserText(strings.Repeat("y", 900_000)))
+	require.NoError(t, err)
+	// 5 MB of tool-call arguments: the turn is kept, the arguments cut.
+	calls := 0
+	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=") {
+			return f.model.answer(r)
+		}
+		calls++
+		if calls == 1 {
+			return fakeopenai.ToolCalls(fakeopenai.Call("c1", "retrieve_user_facts", `{"query":"`+strings.Repeat("z", 5<<20)+`"}`))
+		}
+		return fakeopenai.Text("done")
+	})
+	_, err = f.agent.Run(ctx, sess, agent.UserText("Look this up."))
+	require.NoError(t, err)
+
+	turns, err := f.st.ListTurns(ctx, "u1", sess.ID(), 0)
+	require.NoError(t, err)
+	require.Len(t, turns, 12, "no turn lost")
+	for i := range 10 {
+		assert.Zero(t, turns[i].Messages[0].OriginalBytes, "turn %d kept whole", i+1)
+		assert.Greater(t, len(turns[i].Messages[0].Content), 119_000)
+	}
+	big := turns[10].Messages[0]
+	assert.Equal(t, 900_000, big.OriginalBytes)
+	assert.LessOrEqual(t, len(big.Content), keeper.MaxMessageBytes)
+	assert.Contains(t, big.Content, "[…cut: 900000 bytes in all]")
+	var tools []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(turns[11].Metadata["tools"]), &tools))
+	require.Len(t, tools, 1)
+	args, ok := tools[0]["arguments"].(string)
+	require.True(t, ok, "cut arguments are kept as a JSON string")
+	assert.Contains(t, args, "bytes in all]")
+
+	// Pruning such turns works: interactions stay within a document.
+	res, err := f.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	for _, p := range res.Pruned {
+		assert.LessOrEqual(t, len(p.Interaction.Content), keeper.MaxInteractionContentBytes)
+	}
+	assertEachTurnOnce(t, f.st, "u1", sess.ID(), 12)
+}
+
+// assertEachTurnOnce checks that the session's n turns are each in exactly
+// one interaction document.
+func assertEachTurnOnce(t *testing.T, st store.Store, user, session string, n int) {
+	t.Helper()
+	docs, err := st.ListInteractions(context.Background(), user, store.InteractionFilter{SessionID: session})
+	require.NoError(t, err)
+	covered := make(map[int]int)
+	for _, d := range docs {
+		for seq := d.FirstTurn; seq <= d.LastTurn; seq++ {
+			covered[seq]++
+		}
+	}
+	for seq := 1; seq <= n; seq++ {
+		assert.Equal(t, 1, covered[seq], "turn %d is in exactly one interaction", seq)
+	}
+	assert.Len(t, covered, n, "no interaction covers a turn that does not exist")
+}
+
+// A mini model that keeps failing (an error, an empty answer, 3 MB of
+// text) never wedges a session: every turn is pruned, flagged where the
+// model gave nothing, and EndSession ends it.
+func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
+	for name, bad := range map[string]func() fakeopenai.Reply{
+		"error": func() fakeopenai.Reply { return fakeopenai.Error(503, "overloaded") },
+		"empty": func() fakeopenai.Reply { return fakeopenai.Text("") },
+		"huge":  func() fakeopenai.Reply { return fakeopenai.Text(strings.Repeat("blah ", 600_000)) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, func(c *provider.Config) { c.K = 3; c.MaxAttempts = 2; c.Reflection = provider.ReflectManual })
+			f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+				if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=") {
+					return bad()
+				}
+				return fakeopenai.Text("noted")
+			})
+			sess, err := f.agent.NewUserSession("u1")
+			require.NoError(t, err)
+			for i := range 10 {
+				_, err := f.agent.Run(ctx, sess, agent.UserText(fmt.Sprintf("Fact number %d about my savings.", i+1)))
+				require.NoError(t, err)
+			}
+			require.NoError(t, f.mem.Flush(ctx))
+			res, err := f.mem.EndSession(ctx, sess)
+			require.NoError(t, err, "EndSession ends the session whatever the model does")
+			assert.Equal(t, store.SessionCompleted, res.Session.Status)
+			assertEachTurnOnce(t, f.st, "u1", sess.ID(), 10)
+			docs, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: sess.ID(), MetadataPending: true})
+			require.NoError(t, err)
+			assert.NotEmpty(t, docs, "what the model did not give is flagged for later")
+		})
+	}
+}
+
+// Four providers (four processes, say) on one store write one session at
+// once: no turn is lost, and once the session ends each is in exactly one
+// interaction.
+func TestConcurrentProvidersOnOneSession(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	const writers, each = 4, 40
+	stacks := make([]*offlineStack, writers)
+	for i := range stacks {
+		stacks[i] = openOffline(t, path, func(c *provider.Config) { c.Reflection = provider.ReflectManual })
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w, s := range stacks {
+		wg.Go(func() {
+			sess, err := agent.NewSession("shared", "u1")
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range each {
+				if err := s.mem.Record(ctx, sess, agent.UserText(fmt.Sprintf("writer %d says %d", w, i))); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, s := range stacks {
+		require.NoError(t, s.mem.Flush(ctx))
+	}
+	turns, err := stacks[0].st.ListTurns(ctx, "u1", "shared", 0)
+	require.NoError(t, err)
+	require.Len(t, turns, writers*each, "no turn lost")
+	sess, err := agent.NewSession("shared", "u1")
+	require.NoError(t, err)
+	_, err = stacks[1].mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	assertEachTurnOnce(t, stacks[0].st, "u1", "shared", writers*each)
+}
