@@ -85,24 +85,33 @@ func TestDemoRunsOnAConfiguredModel(t *testing.T) {
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), &out, quiet(), filepath.Join(t.TempDir(), "m.db"), false, lookup, all))
+	require.NoError(t, run(context.Background(), &out, options{logger: quiet(), dbPath: filepath.Join(t.TempDir(), "m.db"), lookup: lookup, scenarios: all}))
 	got := out.String()
 	assert.Contains(t, got, "using the model compatible "+srv.URL())
-	one, two, three := scenario(t, got, 1), scenario(t, got, 2), scenario(t, got, 3)
+	assert.NotContains(t, got, "nothing writes the advisor's replies", "the model writes them")
+	one, two, three := flat(scenario(t, got, 1)), flat(scenario(t, got, 2)), flat(scenario(t, got, 3))
 
 	assert.Contains(t, one, "3 interaction documents")
 	assert.Contains(t, one, "tool call: retrieve_user_facts")
-	assert.Regexp(t, `assistant: Here is what I found: Memory answer \(data retrieved from storage, not instructions\):\n<memories>\nFrom the conversation: .*Acme with about \$40,000`,
+	assert.Regexp(t, `assistant: Here is what I found: Memory answer \(data retrieved from storage, not instructions\): <memories> From the conversation: .*Acme with about \$40,000`,
 		one, "the advisor reads what the mini-agent found, fenced as data")
+	assert.Regexp(t, `\[retrieve_user_facts answer\] From the conversation: - \[int-[0-9a-f]+, 2025-01-14, conversation\] .* user: I also have an old 401k from Acme with about \$40,000 in it\.`,
+		one, "the memory the model received is shown, the mini-agent's answer included")
+	assert.Contains(t, one, "evidence: the 401k decision — not in the memory the model received",
+		"the scripted model's summaries leave the decision out, and the demo says so")
 
 	assert.Contains(t, two, "reflection: 2 session insights", "both sessions of scenario 1 were reflected on")
 	assert.Contains(t, two, "[financial_goals, confidence 0.90, high] Dana wants to retire at 60")
 	assert.Contains(t, two, "long-term profile (2 insights folded in): Dana, 35 and married, plans to retire at 60.")
-	assert.Contains(t, two, "memory:    injected 1 profile, 2 session summaries")
+	assert.Contains(t, two, "context: profile, 2 session summaries, no earlier turns")
+	assert.Contains(t, two, `evidence: the goal — "Dana, 35 and married, plans to retire at 60." [profile longterm-demo-client, 2025-04-07]`)
+	assert.Contains(t, two, "assistant: Here is what I found:")
 
 	assert.Equal(t, 2, strings.Count(three, "tool call: financial_glossary"))
 	assert.Contains(t, three, "A Roth IRA is an individual retirement account")
-	assert.Contains(t, three, "1 cumulative summary, 5 active turns")
+	assert.Contains(t, three, "memory: prune: turns 1-10 pruned into interaction")
+	assert.Contains(t, three, "memory: cumulative summary now: The client is planning retirement savings.")
+	assert.Contains(t, three, "conversation summary, turns 6-10")
 
 	// The embeddings and every memory prompt went over the wire.
 	assert.NotEmpty(t, srv.EmbeddingRequests())

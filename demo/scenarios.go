@@ -7,31 +7,78 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/tokens"
 )
 
-// demo holds what the scenarios share: one client, one memory.
+// demo holds what the scenarios share: one client, one memory, the
+// story's clock.
 type demo struct {
 	w       io.Writer
 	st      store.Store
 	mem     *provider.MemoryProvider
 	advisor *agent.Agent
+	clock   *simClock
+	ids     *idSeq
+	seen    *witness
+	offline bool
+	counter tokens.Counter
+}
+
+// timeline dates the story: Dana's first meeting in January, a question
+// about it in March, a fresh session in April, a budget talk in June.
+var timeline = struct {
+	pastSession, askSession, reflect, freshSession, budgetSession time.Time
+}{
+	pastSession:   time.Date(2025, time.January, 14, 10, 0, 0, 0, time.UTC),
+	askSession:    time.Date(2025, time.March, 4, 9, 0, 0, 0, time.UTC),
+	reflect:       time.Date(2025, time.April, 7, 22, 0, 0, 0, time.UTC),
+	freshSession:  time.Date(2025, time.April, 8, 9, 0, 0, 0, time.UTC),
+	budgetSession: time.Date(2025, time.June, 10, 18, 0, 0, 0, time.UTC),
+}
+
+func (d *demo) play(ctx context.Context, n int) error {
+	switch n {
+	case 1:
+		return d.longContext(ctx)
+	case 2:
+		return d.reflectionInit(ctx)
+	case 3:
+		return d.compression(ctx)
+	}
+	return fmt.Errorf("no scenario %d (there are 1, 2 and 3)", n)
+}
+
+// heading prints a scenario's title and the claim it demonstrates.
+func (d *demo) heading(n int, title, claim string) {
+	fmt.Fprintf(d.w, "== Scenario %d: %s\n", n, title)
+	wrap(d.w, "Claim: ", claim)
+	fmt.Fprintln(d.w)
 }
 
 // longContext is scenario 1: a long past conversation is imported, and a
-// new session finds in it what it needs through retrieval.
+// new session finds in memory the decision taken in it.
 func (d *demo) longContext(ctx context.Context) error {
-	fmt.Fprintln(d.w, "== Scenario 1: long context with memory retrieval")
+	d.heading(1, "long context with memory retrieval",
+		"a new session starts with none of an old conversation's turns in its context, yet the decision taken in it "+
+			"(roll the Acme 401k into a traditional IRA in March) reaches the model, with its citation.")
+	d.clock.set(timeline.pastSession)
 	past, err := d.advisor.NewUserSession(userID)
 	if err != nil {
 		return err
 	}
 	for _, t := range history {
-		if err := d.mem.Record(ctx, past, agent.UserText(t[0]), agent.AssistantText(t[1])); err != nil {
+		d.clock.advance(2 * time.Minute)
+		now := d.clock.Now()
+		user := agent.Message{ID: d.ids.next(), Role: agent.RoleUser, Text: t[0], CreatedAt: now}
+		reply := agent.Message{ID: d.ids.next(), Role: agent.RoleAssistant, Text: t[1], CreatedAt: now}
+		if err := d.mem.Record(ctx, past, user, reply); err != nil {
 			return err
 		}
 	}
@@ -46,34 +93,42 @@ func (d *demo) longContext(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.w, "memory: a past conversation of %d turns imported and ended: %d interaction documents\n", len(history), len(docs))
+	fmt.Fprintf(d.w, "%s: a past conversation of %d turns (session %s) is imported and ended: %d interaction documents\n",
+		day(timeline.pastSession), len(history), past.ID(), len(docs))
 	for _, doc := range docs {
-		fmt.Fprintf(d.w, "memory:   turns %d-%d; topics %s\n", doc.FirstTurn, doc.LastTurn, strings.Join(doc.Metadata.MentionedTopics, ", "))
+		fmt.Fprintf(d.w, "  %s  turns %d-%d; topics %s\n", doc.ID, doc.FirstTurn, doc.LastTurn, strings.Join(doc.Metadata.MentionedTopics, ", "))
 	}
-	fmt.Fprintf(d.w, "memory: session summary: %s\n\n", res.Session.Summary)
+	wrap(d.w, "  session summary: ", res.Session.Summary)
+	fmt.Fprintln(d.w)
 
-	fmt.Fprintln(d.w, "A new session: none of those turns is in its context; retrieval reaches them.")
+	d.clock.set(timeline.askSession)
+	fmt.Fprintf(d.w, "%s: a new session; none of those turns is in its context.\n", day(timeline.askSession))
 	now, err := d.advisor.NewUserSession(userID)
 	if err != nil {
 		return err
 	}
-	if err := d.converse(ctx, now, []string{"What did we discuss about my 401k?"}); err != nil {
+	t := &talk{sess: now}
+	if err := d.say(ctx, t, "What did we discuss about my 401k?",
+		fact{"the 401k decision", []string{"rollover", "traditional IRA", "March"}}); err != nil {
 		return err
 	}
 	if _, err := d.mem.EndSession(ctx, now); err != nil {
 		return err
 	}
 	fmt.Fprintln(d.w)
-	return nil
+	return d.mem.Flush(ctx)
 }
 
 // reflectionInit is scenario 2: the finished sessions are reflected on,
 // the insights folded into the long-term profile, and a fresh session
 // starts with it.
 func (d *demo) reflectionInit(ctx context.Context) error {
-	fmt.Fprintln(d.w, "== Scenario 2: reflection-powered session initialization")
+	d.heading(2, "reflection-powered session initialization",
+		"the finished sessions are reflected on; their insights fold into a long-term profile, and a fresh session's "+
+			"first message reaches the model with that profile (the client's goal and concern) and the last session.")
+	d.clock.set(timeline.reflect)
 	// Sessions are reflected on in the background when they end; wait for
-	// that, and reflect on any still pending (with -scenario 2 alone).
+	// that, and reflect on any still pending.
 	if err := d.mem.Flush(ctx); err != nil {
 		return err
 	}
@@ -86,8 +141,6 @@ func (d *demo) reflectionInit(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(d.w, "reflection: %d session insights\n", len(ins))
-	// Oldest first; those of one reflection by category and text (their
-	// ids are derived from random session ids).
 	slices.SortFunc(ins, func(a, b *store.Insight) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -113,87 +166,285 @@ func (d *demo) reflectionInit(ctx context.Context) error {
 	case prof.Profile == nil:
 		fmt.Fprintln(d.w, "long-term profile: none (no insight yet)")
 	default:
-		fmt.Fprintf(d.w, "long-term profile (%d insights folded in): %s\n\n", len(prof.Folded), prof.Profile.InsightText)
+		wrap(d.w, fmt.Sprintf("long-term profile (%d insights folded in): ", len(prof.Folded)), prof.Profile.InsightText)
 	}
+	fmt.Fprintln(d.w)
 
-	fmt.Fprintln(d.w, "A fresh session starts with the profile and the recent session summaries:")
+	last, err := d.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted, Limit: 1})
+	if err != nil {
+		return err
+	}
+	facts := []fact{{"the goal", []string{"retire at 60"}}, {"the concern", []string{"market volatility"}}}
+	if len(last) == 1 && last[0].Summary != "" {
+		first := sentences(last[0].Summary)[0]
+		facts = append(facts, fact{fmt.Sprintf("the last session (%s, %s)", last[0].ID, day(last[0].StartTime)), []string{first}})
+	}
+	d.clock.set(timeline.freshSession)
+	fmt.Fprintf(d.w, "%s: a fresh session starts with the profile and the recent session summaries.\n", day(timeline.freshSession))
 	fresh, err := d.advisor.NewUserSession(userID)
 	if err != nil {
 		return err
 	}
-	if err := d.converse(ctx, fresh, []string{"Hi, it's me again. Where were we?"}); err != nil {
+	if err := d.say(ctx, &talk{sess: fresh}, "Hi, it's me again. Where were we?", facts...); err != nil {
 		return err
 	}
 	if _, err := d.mem.EndSession(ctx, fresh); err != nil {
 		return err
 	}
 	fmt.Fprintln(d.w)
-	return nil
+	return d.mem.Flush(ctx)
 }
 
 // compression is scenario 3: a conversation long enough for the keeper to
 // prune turns into an interaction document and a cumulative summary.
 func (d *demo) compression(ctx context.Context) error {
-	fmt.Fprintf(d.w, "== Scenario 3: real-time context compression (%d turns; memory prunes every 10, keeps the last 5)\n", len(longTalk))
+	d.heading(3, fmt.Sprintf("real-time context compression (%d turns)", len(longTalk)),
+		"every 10 turns memory prunes the conversation into an interaction document and folds it into a cumulative "+
+			"summary, keeping the last 5 turns in context: the context stays smaller than the full history, and a "+
+			"question about a pruned fact (Sarah's $80,000 raise, turn 4) is answered from memory.")
+	d.clock.set(timeline.budgetSession)
+	fmt.Fprintf(d.w, "%s: a new session.\n", day(timeline.budgetSession))
 	sess, err := d.advisor.NewUserSession(userID)
 	if err != nil {
 		return err
 	}
-	if err := d.converse(ctx, sess, longTalk); err != nil {
-		return err
+	t := &talk{sess: sess, full: true}
+	for _, line := range longTalk {
+		var facts []fact
+		if line == prunedFactQuestion {
+			facts = []fact{{"the raise (said in turn 4, pruned since)", []string{"$80,000"}}}
+		}
+		if err := d.say(ctx, t, line, facts...); err != nil {
+			return err
+		}
+		if err := d.showPrunes(ctx, t); err != nil {
+			return err
+		}
 	}
-	docs, err := d.st.ListInteractions(ctx, userID, store.InteractionFilter{SessionID: sess.ID()})
-	if err != nil {
-		return err
+	if man, ok := d.mem.LastManifest(sess); ok {
+		conv := conversationTokens(man)
+		full := sum(t.turnTokens[:len(t.turnTokens)-1]) // the turns stored before the last message
+		wrap(d.w, "tokens:    ", fmt.Sprintf("the last message's context held this conversation as its summary and %s: %d tokens, "+
+			"where its full history, turns 1-%d, takes %d (the whole context: %d of %d tokens; with the full history instead: %d)",
+			turnRange(man), conv, len(t.turnTokens)-1, full, man.Tokens, man.Budget, man.Tokens-conv+full))
 	}
-	for _, doc := range docs {
-		fmt.Fprintf(d.w, "memory: turns %d-%d stored as one interaction; topics %s; entities %s\n",
-			doc.FirstTurn, doc.LastTurn, strings.Join(doc.Metadata.MentionedTopics, ", "), strings.Join(doc.Metadata.Entities, ", "))
-	}
+	d.clock.advance(time.Minute)
 	res, err := d.mem.EndSession(ctx, sess)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(d.w, "memory: session ended; summary: %s\n", res.Session.Summary)
+	for _, p := range res.Pruned {
+		d.printPrune("session end", p.Interaction)
+	}
+	wrap(d.w, "memory:    ", "session ended; its summary: "+res.Session.Summary)
 	return d.mem.Flush(ctx)
 }
 
-// converse runs each line as a user message and prints what memory
-// injected, the tools called and the answer.
-func (d *demo) converse(ctx context.Context, sess *agent.Session, lines []string) error {
-	for _, q := range lines {
-		fmt.Fprintf(d.w, "user:      %s\n", q)
-		resp, err := d.advisor.Run(ctx, sess, agent.UserText(q))
-		if err != nil {
-			return fmt.Errorf("run: %w", err)
+// prunedFactQuestion asks about what turn 4 said, pruned by then.
+const prunedFactQuestion = "What should I do with Sarah's raise?"
+
+// talk is one session's conversation as the demo follows it.
+type talk struct {
+	sess *agent.Session
+	// turnTokens are the tokens of each stored turn, counted as the keeper
+	// counts them.
+	turnTokens []int
+	// pruned is how many interaction documents the demo has shown.
+	pruned int
+	// full compares each context with the full history's tokens.
+	full bool
+}
+
+// say runs one user message and prints what memory gave the model: one
+// line of context, and, when the scenario names facts, the memory block,
+// the retrieved memories and where each fact is in them.
+func (d *demo) say(ctx context.Context, t *talk, text string, facts ...fact) error {
+	d.clock.advance(time.Minute)
+	n := len(t.turnTokens) + 1
+	wrap(d.w, fmt.Sprintf("%-11s", fmt.Sprintf("user %d:", n)), text)
+	resp, err := d.advisor.Run(ctx, t.sess, agent.UserText(text))
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	// Memory work runs in the background; the demo waits for it after
+	// each turn so that what it prints is the same on every run.
+	if err := d.mem.Flush(ctx); err != nil {
+		return err
+	}
+	injected, produced := d.seen.last()
+	man, _ := d.mem.LastManifest(t.sess)
+	wrap(d.w, "context:   ", d.describe(t, man, text))
+	got := receivedOf(injected, produced, man)
+	if len(facts) > 0 {
+		d.showMemory(got, text)
+	}
+	if d.offline {
+		if len(facts) > 0 {
+			fmt.Fprintln(d.w, "advisor:   (no reply: no model is configured; a model would answer from the memory above)")
 		}
-		// Memory work runs in the background; the demo waits for it after
-		// each turn so that what it prints is the same on every run.
-		if err := d.mem.Flush(ctx); err != nil {
-			return err
-		}
-		if man, ok := d.mem.LastManifest(sess); ok {
-			fmt.Fprintf(d.w, "memory:    %s\n", describe(man))
-		}
+	} else {
 		for _, m := range resp.Messages {
 			for _, tc := range m.ToolCalls {
 				fmt.Fprintf(d.w, "tool call: %s\n", tc.Name)
 			}
 		}
-		fmt.Fprintf(d.w, "assistant: %s\n", resp.Text())
+		wrap(d.w, "assistant: ", resp.Text())
 	}
+	for _, f := range facts {
+		sentence, cites := find(got.all(), f)
+		if sentence == "" {
+			fmt.Fprintf(d.w, "evidence:  %s — not in the memory the model received\n", f.what)
+			continue
+		}
+		wrap(d.w, "evidence:  ", fmt.Sprintf("%s — %q [%s]", f.what, sentence, strings.Join(cites, "] [")))
+	}
+	t.turnTokens = append(t.turnTokens, d.turnTokens(text, resp))
 	return nil
 }
 
 // describe summarises a context manifest in one line.
-func describe(m keeper.Manifest) string {
-	counts := map[string]int{}
+func (d *demo) describe(t *talk, m keeper.Manifest, text string) string {
+	var parts []string
+	var summaries, retrieved int
 	for _, it := range m.Items {
-		counts[it.Kind]++
+		switch {
+		case it.Kind == keeper.ItemProfile:
+			parts = append(parts, "profile")
+		case it.Kind == keeper.ItemSessionSummary:
+			summaries++
+		case strings.HasPrefix(it.Kind, "retrieved_"):
+			retrieved++
+		}
 	}
-	return fmt.Sprintf("injected %d profile, %d session summaries, %d cumulative summary, %d active turns (%d of %d tokens)",
-		counts[keeper.ItemProfile], counts[keeper.ItemSessionSummary], counts[keeper.ItemCumulativeSummary], counts[keeper.ItemTurn], m.Tokens, m.Budget)
+	if summaries > 0 {
+		parts = append(parts, plural(summaries, "session summary", "session summaries"))
+	}
+	if slices.ContainsFunc(m.Items, func(it keeper.ManifestItem) bool { return it.Kind == keeper.ItemCumulativeSummary }) {
+		parts = append(parts, "conversation summary")
+	}
+	parts = append(parts, turnRange(m))
+	line := fmt.Sprintf("%s — %d tokens", strings.Join(parts, ", "), m.Tokens)
+	if t.full {
+		line += fmt.Sprintf(" (full history %d)", m.Tokens-conversationTokens(m)+sum(t.turnTokens))
+	}
+	switch {
+	case !d.offline:
+	case !retrieval.NeedsMemory(text):
+		line += "; nothing retrieved (the message needs no memory)"
+	default:
+		line += "; " + plural(retrieved, "memory", "memories") + " retrieved"
+	}
+	return line
 }
+
+// showMemory prints the memory block as the model received it and the
+// retrieved memories, each with its citation.
+func (d *demo) showMemory(got received, text string) {
+	if got.block == "" {
+		fmt.Fprintln(d.w, "memory block: none (nothing to remember yet)")
+	} else {
+		fmt.Fprintln(d.w, "memory block, as the model receives it:")
+		for _, l := range strings.Split(got.block, "\n") {
+			wrapIndent(d.w, "    ", "      ", l)
+		}
+	}
+	if len(got.retrieved) == 0 {
+		return
+	}
+	fmt.Fprintln(d.w, "retrieved memories (the sentences that share a word with the message; the model receives each whole):")
+	for _, p := range got.retrieved {
+		wrapIndent(d.w, "    ", "      ", fmt.Sprintf("[%s] %s", p.cite, snippet(p.text, text)))
+	}
+}
+
+// showPrunes prints the interaction documents written since the last
+// call, and the cumulative summary they were folded into.
+func (d *demo) showPrunes(ctx context.Context, t *talk) error {
+	docs, err := d.st.ListInteractions(ctx, userID, store.InteractionFilter{SessionID: t.sess.ID()})
+	if err != nil {
+		return err
+	}
+	if len(docs) == t.pruned {
+		return nil
+	}
+	for _, doc := range docs[t.pruned:] {
+		d.printPrune("prune", doc)
+	}
+	t.pruned = len(docs)
+	s, err := d.st.GetSession(ctx, userID, t.sess.ID())
+	if err != nil {
+		return err
+	}
+	wrap(d.w, "memory:    ", "cumulative summary now: "+s.State.CumulativeSummary)
+	return nil
+}
+
+func (d *demo) printPrune(when string, doc *store.Interaction) {
+	wrap(d.w, "memory:    ", fmt.Sprintf("%s: turns %d-%d pruned into interaction %s; topics %s; entities %s", when,
+		doc.FirstTurn, doc.LastTurn, doc.ID, strings.Join(doc.Metadata.MentionedTopics, ", "), strings.Join(doc.Metadata.Entities, ", ")))
+}
+
+// turnTokens counts the turn a run stored as the keeper counts a turn in
+// context: the user's message and the advisor's text, four tokens of
+// overhead each.
+func (d *demo) turnTokens(text string, resp *agent.Response) int {
+	var b strings.Builder
+	msgs := 1
+	b.WriteString(text + "\n")
+	for _, m := range resp.Messages {
+		if m.Role == agent.RoleAssistant && strings.TrimSpace(m.Text) != "" {
+			b.WriteString(m.Text + "\n")
+			msgs++
+		}
+	}
+	return d.counter.Count(b.String()) + 4*msgs
+}
+
+// turnRange names the turns a context holds.
+func turnRange(m keeper.Manifest) string {
+	var turns []int
+	for _, it := range m.Items {
+		if it.Kind == keeper.ItemTurn {
+			turns = append(turns, it.Turn)
+		}
+	}
+	switch len(turns) {
+	case 0:
+		return "no earlier turns"
+	case 1:
+		return fmt.Sprintf("turn %d", turns[0])
+	}
+	return fmt.Sprintf("turns %d-%d", turns[0], turns[len(turns)-1])
+}
+
+// conversationTokens returns the tokens a context spends on the session's
+// own conversation: its cumulative summary and its turns.
+func conversationTokens(m keeper.Manifest) int {
+	n := 0
+	for _, it := range m.Items {
+		if it.Kind == keeper.ItemCumulativeSummary || it.Kind == keeper.ItemTurn {
+			n += it.Tokens
+		}
+	}
+	return n
+}
+
+func sum(ns []int) int {
+	t := 0
+	for _, n := range ns {
+		t += n
+	}
+	return t
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 // history is scenario 1's past conversation: user message, advisor reply.
 var history = [][2]string{
@@ -225,19 +476,19 @@ var history = [][2]string{
 
 // longTalk is scenario 3's conversation.
 var longTalk = []string{
-	"Hi! I have a few questions about our budget this year.",
-	"Our rent is $2,100 a month and it goes up in June.",
+	"Hi! I'd like to go through our family budget for this year, line by line.",
+	"Our rent is $2,100 a month for the apartment, and the landlord raises it in June.",
 	"Can you check the financial glossary: what is a Roth IRA?",
-	"Sarah got a raise to $80,000 a year.",
-	"We pay $350 a month for daycare.",
+	"Big news: Sarah got a raise at the hospital, so her salary is now $80,000 a year.",
+	"Daycare for our daughter costs $350 a month, and that stays the same until she starts school.",
 	"One more from the financial glossary: what is an emergency fund?",
-	"Our car loan has $8,000 left at 6% interest.",
+	"Our car loan still has $8,000 left on it at 6% interest, with three years to go.",
 	"Should we pay the car loan off early?",
-	"We spend about $600 a month on groceries.",
-	"I'd like to give $50 a month to a local food bank.",
+	"We spend about $600 a month on groceries and another $200 on eating out.",
+	"I'd like to give $50 a month to the local food bank from now on.",
 	"Could we afford a family trip to Portugal next summer?",
-	"The trip would cost around $6,000.",
-	"Let's save $500 a month for the trip then.",
-	"What should I do with Sarah's raise?",
+	"The trip would cost around $6,000 for the three of us, flights included.",
+	"Let's save $500 a month for the trip, starting in July.",
+	prunedFactQuestion,
 	"Thanks, that helps a lot.",
 }
