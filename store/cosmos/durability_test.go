@@ -1,0 +1,84 @@
+package cosmos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/storetest"
+)
+
+// TestConcurrentProvidersOnOneSession: four providers (four replicas, say)
+// record one session at once on the Cosmos-protocol server. No turn is
+// lost to contention, and once the session ends each turn is in exactly
+// one interaction.
+func TestConcurrentProvidersOnOneSession(t *testing.T) {
+	ctx := context.Background()
+	s := openLauncher(t, nil)
+	model, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	emb, err := lexical.New(lexical.Config{Dimensions: storetest.Dimensions})
+	require.NoError(t, err)
+	const writers, each = 4, 40
+	mems := make([]*provider.MemoryProvider, writers)
+	for i := range mems {
+		mems[i], err = provider.New(s, provider.Config{Chat: model, Embedder: emb, Reflection: provider.ReflectManual})
+		require.NoError(t, err)
+		defer mems[i].Close(ctx)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w, mem := range mems {
+		wg.Go(func() {
+			sess, err := agent.NewSession("shared", "alice")
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range each {
+				if err := mem.Record(ctx, sess, agent.UserText(fmt.Sprintf("writer %d says %d", w, i))); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, mem := range mems {
+		require.NoError(t, mem.Flush(ctx))
+	}
+	turns, err := s.ListTurns(ctx, "alice", "shared", 0)
+	require.NoError(t, err)
+	require.Len(t, turns, writers*each, "no turn lost")
+	sess, err := agent.NewSession("shared", "alice")
+	require.NoError(t, err)
+	_, err = mems[2].EndSession(ctx, sess)
+	require.NoError(t, err)
+
+	docs, err := s.ListInteractions(ctx, "alice", store.InteractionFilter{SessionID: "shared"})
+	require.NoError(t, err)
+	covered := map[int]int{}
+	for _, d := range docs {
+		for seq := d.FirstTurn; seq <= d.LastTurn; seq++ {
+			covered[seq]++
+		}
+	}
+	for seq := 1; seq <= writers*each; seq++ {
+		assert.Equal(t, 1, covered[seq], "turn %d is in exactly one interaction", seq)
+	}
+	sessions, err := s.ListSessions(ctx, "alice", store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Len(t, sessions, 1, "turn items are not listed as sessions")
+}
