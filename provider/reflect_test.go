@@ -256,7 +256,7 @@ func TestExportUserWritesEverythingOfTheUserOnly(t *testing.T) {
 			assert.Equal(t, "forgotten", doc.Document["supersede_reason"], "the audit trail is part of the export")
 		}
 	}
-	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindInteraction: 2, store.KindInsight: 2}, kinds)
+	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindTurn: 12, store.KindInteraction: 2, store.KindInsight: 2}, kinds)
 	assert.Contains(t, buf.String(), "u1 question 12")
 	assert.NotContains(t, buf.String(), "u2 question")
 

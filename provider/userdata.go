@@ -84,7 +84,8 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) error {
 
 // ExportedDocument is one line of ExportUser's output.
 type ExportedDocument struct {
-	// Kind is store.KindSessionSummary, KindInteraction or KindInsight.
+	// Kind is store.KindSessionSummary, KindTurn (each session's turns
+	// follow it), KindInteraction or KindInsight.
 	Kind     store.Kind `json:"kind"`
 	Document any        `json:"document"`
 }
@@ -119,6 +120,15 @@ func (p *MemoryProvider) ExportUser(ctx context.Context, userID string, w io.Wri
 		d.SummaryVector, d.ETag = nil, ""
 		if err := write(store.KindSessionSummary, d); err != nil {
 			return n, err
+		}
+		turns, err := p.st.ListTurns(ctx, userID, d.ID, 0)
+		if err != nil {
+			return n, fmt.Errorf("provider: export user: turns of session %s: %w", d.ID, err)
+		}
+		for _, t := range turns {
+			if err := write(store.KindTurn, t); err != nil {
+				return n, err
+			}
 		}
 	}
 	interactions, err := p.st.ListInteractions(ctx, userID, store.InteractionFilter{})

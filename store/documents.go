@@ -18,6 +18,11 @@ const (
 	KindSessionSummary Kind = "session_summaries"
 )
 
+// KindTurn names turn records (see Store.AppendTurn) where a kind is
+// needed, as in an export. It is not one of Kinds: turns are not searched,
+// nor deleted one by one, and a backend may keep them beside their session.
+const KindTurn Kind = "turns"
+
 // Kinds lists every document kind.
 var Kinds = []Kind{KindInteraction, KindInsight, KindSessionSummary}
 
