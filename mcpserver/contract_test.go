@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,102 @@ import (
 	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
+
+type recorded struct {
+	Stored          bool
+	AlreadyRecorded bool `json:"already_recorded"`
+}
+
+// turnCount is the number of turns ever stored in a session.
+func turnCount(t *testing.T, s *stack, user, session string) int {
+	t.Helper()
+	doc, err := s.st.GetSession(context.Background(), user, session)
+	require.NoError(t, err)
+	return doc.State.TurnCounter
+}
+
+func TestRecordTurnWithATurnIDIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t)
+	dana := s.connect(t, mcpserver.Config{UserID: "dana"})
+	eve := s.connect(t, mcpserver.Config{UserID: "eve"})
+	record := func(cs *mcp.ClientSession, session, turn, user string) recorded {
+		t.Helper()
+		args := map[string]any{"session_id": session, "user": user, "assistant": "Noted."}
+		if turn != "" {
+			args["turn_id"] = turn
+		}
+		var out recorded
+		require.Empty(t, call(t, cs, "record_turn", args, &out))
+		require.True(t, out.Stored)
+		return out
+	}
+
+	assert.False(t, record(dana, "chat-1", "t1", "My old 401k from Acme holds $40,000.").AlreadyRecorded)
+	assert.True(t, record(dana, "chat-1", "t1", "My old 401k from Acme holds $40,000.").AlreadyRecorded, "a retry")
+	assert.True(t, record(dana, "chat-1", "t1", "A different text under the same turn id.").AlreadyRecorded)
+	assert.Equal(t, 1, turnCount(t, s, "dana", "chat-1"), "the same turn id is stored once")
+	record(dana, "chat-1", "t2", "I want to retire at 60.")
+	assert.Equal(t, 2, turnCount(t, s, "dana", "chat-1"), "another turn id is another turn")
+
+	// Without a turn id a repeat is recorded again: the contract holds only with the id.
+	record(dana, "chat-1", "", "I'm nervous about volatility.")
+	record(dana, "chat-1", "", "I'm nervous about volatility.")
+	assert.Equal(t, 4, turnCount(t, s, "dana", "chat-1"))
+
+	// A turn id is scoped to its session and its user.
+	assert.False(t, record(dana, "chat-2", "t1", "My old 401k from Acme holds $40,000.").AlreadyRecorded)
+	assert.Equal(t, 1, turnCount(t, s, "dana", "chat-2"))
+	assert.False(t, record(eve, "chat-1", "t1", "My old 401k from Acme holds $40,000.").AlreadyRecorded)
+	assert.Equal(t, 1, turnCount(t, s, "eve", "chat-1"))
+	d1, err := s.st.GetSession(ctx, "dana", "chat-1")
+	require.NoError(t, err)
+	d2, err := s.st.GetSession(ctx, "dana", "chat-2")
+	require.NoError(t, err)
+	e1, err := s.st.GetSession(ctx, "eve", "chat-1")
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, doc := range []*store.SessionSummary{d1, d2, e1} {
+		for _, m := range doc.State.Turns[0].Messages {
+			assert.False(t, ids[m.ID], "message id %s reused across sessions or users", m.ID)
+			ids[m.ID] = true
+		}
+	}
+
+	// A retry still holds once the turn has been pruned out of the session
+	// into an interaction document.
+	for i := 3; turnCount(t, s, "dana", "chat-1") < 12; i++ {
+		record(dana, "chat-1", fmt.Sprintf("t%d", i), "More about my savings plan.")
+	}
+	require.NoError(t, s.mem.Flush(ctx))
+	doc, err := s.st.GetSession(ctx, "dana", "chat-1")
+	require.NoError(t, err)
+	require.Positive(t, doc.State.PrunedThrough)
+	require.NotEqual(t, 1, doc.State.Turns[0].Seq, "turn 1 has left the session document")
+	before, err := s.st.ListInteractions(ctx, "dana", store.InteractionFilter{SessionID: "chat-1"})
+	require.NoError(t, err)
+	require.Len(t, before, 1)
+	assert.True(t, record(dana, "chat-1", "t1", "My old 401k from Acme holds $40,000.").AlreadyRecorded)
+	require.NoError(t, s.mem.Flush(ctx))
+	assert.Equal(t, 12, turnCount(t, s, "dana", "chat-1"))
+
+	// And once the session has ended; a new turn then names the problem.
+	require.Empty(t, call(t, dana, "end_session", map[string]any{"session_id": "chat-1"}, nil))
+	assert.True(t, record(dana, "chat-1", "t2", "I want to retire at 60.").AlreadyRecorded)
+	assert.Contains(t, call(t, dana, "record_turn", map[string]any{"session_id": "chat-1", "turn_id": "t99", "user": "hi"}, nil),
+		`session "chat-1" has ended`)
+	after, err := s.st.ListInteractions(ctx, "dana", store.InteractionFilter{SessionID: "chat-1"})
+	require.NoError(t, err)
+	n := 0
+	for _, in := range after {
+		for _, id := range in.TurnIDs {
+			if ids[id] {
+				n++
+			}
+		}
+	}
+	assert.Equal(t, 2, n, "turn t1 of chat-1 (user and assistant messages) is in the interactions once")
+}
 
 // errorOf calls a tool that must fail and returns its error text.
 func errorOf(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
@@ -38,6 +135,7 @@ func TestOversizedInputIsAToolErrorNamingTheLimit(t *testing.T) {
 		{"search_memory", "query", map[string]any{"query": huge}, mcpserver.MaxQueryLength},
 		{"record_turn", "user", map[string]any{"session_id": "s", "user": huge}, mcpserver.MaxTextLength},
 		{"record_turn", "assistant", map[string]any{"session_id": "s", "user": "hi", "assistant": huge}, mcpserver.MaxTextLength},
+		{"record_turn", "turn_id", map[string]any{"session_id": "s", "user": "hi", "turn_id": huge}, mcpserver.MaxIDLength},
 		{"record_turn", "session_id", map[string]any{"session_id": huge, "user": "hi"}, mcpserver.MaxIDLength},
 		{"end_session", "session_id", map[string]any{"session_id": huge}, mcpserver.MaxIDLength},
 		{"forget_insight", "insight_id", map[string]any{"insight_id": huge}, mcpserver.MaxIDLength},
@@ -104,6 +202,8 @@ func TestSchemasAdvertiseTheBoundsTheServerEnforces(t *testing.T) {
 	assert.EqualValues(t, mcpserver.MaxQueryLength, p["search_memory"]["query"]["maxLength"])
 	assert.EqualValues(t, mcpserver.MaxTextLength, p["record_turn"]["user"]["maxLength"])
 	assert.EqualValues(t, mcpserver.MaxTextLength, p["record_turn"]["assistant"]["maxLength"])
+	require.Contains(t, p["record_turn"], "turn_id")
+	assert.Contains(t, p["record_turn"]["turn_id"]["description"], "same turn_id")
 	for tool, ps := range p {
 		for name, prop := range ps {
 			if prop["type"] == "string" {
@@ -126,6 +226,7 @@ func TestSchemasAdvertiseTheBoundsTheServerEnforces(t *testing.T) {
 		{"list_insights", map[string]any{"category": "hobbies"}, `category "hobbies" is not one of demographics,`},
 		{"search_memory", map[string]any{"query": "x", "user_id": "eve"}, `unknown argument "user_id"`},
 		{"record_turn", map[string]any{"user": "hi"}, "session_id is required"},
+		{"record_turn", map[string]any{"session_id": "s", "user": "hi", "turn_id": ""}, "turn_id is empty"},
 	} {
 		assert.Contains(t, errorOf(t, cs, c.tool, c.args), c.want, "%s %v", c.tool, c.args)
 	}
@@ -155,18 +256,18 @@ func TestAnnotationsAreTrue(t *testing.T) {
 		return a.IdempotentHint, *a.DestructiveHint
 	}
 	for name, want := range map[string][2]bool{
-		"record_turn":    {false, false}, // a repeat is recorded again; only adds
-		"end_session":    {true, false},  // ending again reports the summary; nothing is lost
-		"update_profile": {true, true},   // rewrites the profile; again with nothing new changes nothing
+		"record_turn":    {true, false}, // with turn_id, tested above; only adds
+		"end_session":    {true, false}, // ending again reports the summary; nothing is lost
+		"update_profile": {true, true},  // rewrites the profile; again with nothing new changes nothing
 		"forget_insight": {true, true},
 	} {
 		idem, destr := hints(name)
 		assert.Equal(t, want, [2]bool{idem, destr}, "%s: idempotent, destructive", name)
 	}
-	assert.Contains(t, tools["record_turn"].Description, "stores the exchange twice", "the description says a repeat is recorded")
+	assert.Contains(t, tools["record_turn"].Description, "without turn_id", "the description says where idempotency ends")
 
 	// update_profile and forget_insight, called again, change nothing.
-	require.Empty(t, call(t, cs, "record_turn", map[string]any{"session_id": "s", "user": "I'm worried about inflation eating my savings."}, nil))
+	require.Empty(t, call(t, cs, "record_turn", map[string]any{"session_id": "s", "turn_id": "1", "user": "I'm worried about inflation eating my savings."}, nil))
 	require.Empty(t, call(t, cs, "end_session", map[string]any{"session_id": "s"}, nil))
 	require.NoError(t, s.mem.Flush(ctx))
 	var prof struct {
@@ -205,8 +306,8 @@ func TestForgettingAnInsightReconciliationReplacedSaysSo(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t)
 	cs := s.connect(t, mcpserver.Config{UserID: "dana"})
-	for _, u := range []string{"I'm 35 and married, and I want to retire at 60.", "I'm nervous about market volatility."} {
-		require.Empty(t, call(t, cs, "record_turn", map[string]any{"session_id": "s", "user": u}, nil))
+	for i, u := range []string{"I'm 35 and married, and I want to retire at 60.", "I'm nervous about market volatility."} {
+		require.Empty(t, call(t, cs, "record_turn", map[string]any{"session_id": "s", "turn_id": itoa(i), "user": u}, nil))
 	}
 	require.Empty(t, call(t, cs, "end_session", map[string]any{"session_id": "s"}, nil))
 	require.NoError(t, s.mem.Flush(ctx))

@@ -19,8 +19,9 @@
 //   - get_user_context(): the long-term profile and the recent session
 //     summaries, what a new session starts with;
 //   - list_insights(category): the active insights, with their ids;
-//   - record_turn(session_id, user, assistant): stores one exchange in a
-//     memory session (pruned into interactions every K turns);
+//   - record_turn(session_id, user, assistant, turn_id): stores one
+//     exchange in a memory session (pruned into interactions every K
+//     turns); with a turn_id, recording the same turn again is a no-op;
 //   - end_session(session_id): ends it (final prune, summary, reflection);
 //   - update_profile(): folds new insights into the long-term profile;
 //   - forget_insight(insight_id): soft-deletes an insight (kept for audit);
@@ -32,7 +33,8 @@
 // tool error (isError) naming the argument and the limit.
 //
 // The annotations are statements about the tools: the first four are
-// read-only; the writing ones but record_turn are idempotent;
+// read-only; the writing ones are idempotent (record_turn through its
+// turn_id: without one a repeated call records the exchange again);
 // update_profile (which rewrites the profile) and forget_insight are
 // destructive; no tool reaches beyond this memory (openWorldHint false).
 //
@@ -43,6 +45,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +60,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/ident"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
@@ -83,7 +88,7 @@ const (
 	// made mostly of characters JSON escapes, like '<', can still exceed it,
 	// and record_turn then fails naming the size).
 	MaxTextLength = 8000
-	// MaxIDLength bounds session_id and insight_id (ids are also
+	// MaxIDLength bounds session_id, turn_id and insight_id (ids are also
 	// at most 255 bytes).
 	MaxIDLength = ident.MaxLen
 )
@@ -172,11 +177,14 @@ func (h *handlers) addTools(s *mcp.Server, readOnly bool) error {
 	}
 	sessionOnly := func(p props) { bound(p["session_id"], 1, MaxIDLength) }
 	return errors.Join(
-		addTool(s, &mcp.Tool{Name: "record_turn", Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false), DestructiveHint: ptr(false)},
+		addTool(s, &mcp.Tool{Name: "record_turn", Annotations: additive,
 			Description: "Store one exchange of a conversation in the user's memory: what the user said and what the assistant answered. " +
-				"Use the same session_id for every exchange of one conversation. Every call is recorded: a repeated call stores the exchange twice."},
+				"Use the same session_id for every exchange of one conversation, and give each exchange its own turn_id: " +
+				"a call repeated with the same session_id and turn_id (a retry) stores nothing again. " +
+				"A call without turn_id is always recorded, so a repeat without turn_id stores the exchange twice."},
 			func(p props) {
 				sessionOnly(p)
+				bound(p["turn_id"], 1, MaxIDLength)
 				bound(p["user"], 1, MaxTextLength)
 				bound(p["assistant"], 0, MaxTextLength)
 			}, h.record),
@@ -305,11 +313,15 @@ type recordIn struct {
 	SessionID string `json:"session_id" jsonschema:"the conversation this exchange belongs to (letters, digits, '-', '_', '.', ':'; not '/', '\\', '?' or '#')"`
 	User      string `json:"user" jsonschema:"what the user said"`
 	Assistant string `json:"assistant,omitempty" jsonschema:"what the assistant answered"`
+	TurnID    string `json:"turn_id,omitempty" jsonschema:"the id of this exchange within its conversation: a call with the same session_id and same turn_id as an earlier one stores nothing again, whatever its text, so a retry is safe; leave out to record every call"`
 }
 
 type recordOut struct {
 	// Stored reports that the exchange is in memory.
 	Stored bool `json:"stored"`
+	// AlreadyRecorded reports that it was there before this call (same
+	// turn_id), and nothing was stored again.
+	AlreadyRecorded bool `json:"already_recorded,omitempty"`
 }
 
 type sessionIn struct {
@@ -422,14 +434,78 @@ func (h *handlers) record(ctx context.Context, in recordIn) (recordOut, error) {
 	if strings.TrimSpace(in.User) == "" {
 		return recordOut{}, errors.New("user is empty: give what the user said")
 	}
-	msgs := []agent.Message{agent.UserText(in.User)}
-	if strings.TrimSpace(in.Assistant) != "" {
-		msgs = append(msgs, agent.AssistantText(in.Assistant))
+	user, assistant := agent.UserText(in.User), agent.AssistantText(in.Assistant)
+	if in.TurnID != "" {
+		if strings.TrimSpace(in.TurnID) == "" {
+			return recordOut{}, errors.New("turn_id is blank: give an id or leave it out")
+		}
+		user.ID, assistant.ID = messageIDs(h.user, sess.ID(), in.TurnID)
+		done, err := h.recorded(ctx, sess.ID(), user.ID)
+		if err != nil {
+			return recordOut{}, fmt.Errorf("looking for turn_id %q failed: %w", in.TurnID, err)
+		}
+		if done {
+			return recordOut{Stored: true, AlreadyRecorded: true}, nil
+		}
 	}
-	if err := h.mem.Record(ctx, sess, msgs...); err != nil {
+	msgs := []agent.Message{user}
+	if strings.TrimSpace(in.Assistant) != "" {
+		msgs = append(msgs, assistant)
+	}
+	err = h.mem.Record(ctx, sess, msgs...)
+	if errors.Is(err, keeper.ErrSessionCompleted) {
+		return recordOut{}, fmt.Errorf("session %q has ended: record this exchange under a new session_id", sess.ID())
+	}
+	if err != nil {
 		return recordOut{}, fmt.Errorf("storing the exchange failed: %w", err)
 	}
 	return recordOut{Stored: true}, nil
+}
+
+// messageIDs are the ids of the user and assistant messages of the
+// client's turn turnID: the same for a repeat, and distinct across users
+// and sessions (an interaction lists its messages' ids as its TurnIDs, and
+// a retrieval leaves out those already in the conversation, so an id
+// reused elsewhere would hide a memory). User and session ids hold no
+// control characters, so the NUL separators keep the input unambiguous.
+func messageIDs(userID, sessionID, turnID string) (user, assistant string) {
+	sum := sha256.Sum256([]byte(userID + "\x00" + sessionID + "\x00" + turnID))
+	id := "turn-" + hex.EncodeToString(sum[:16])
+	return id + "-user", id + "-assistant"
+}
+
+// recorded reports whether the session already holds the message with id
+// msgID, among its turns or, once pruned, in its interactions. The
+// session document is read first: a turn leaves it only after its
+// interaction is written, so a turn being pruned meanwhile is still found.
+func (h *handlers) recorded(ctx context.Context, sessionID, msgID string) (bool, error) {
+	doc, err := h.st.GetSession(ctx, h.user, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, t := range doc.State.Turns {
+		for _, m := range t.Messages {
+			if m.ID == msgID {
+				return true, nil
+			}
+		}
+	}
+	if doc.State.PrunedThrough == 0 {
+		return false, nil
+	}
+	ins, err := h.st.ListInteractions(ctx, h.user, store.InteractionFilter{SessionID: sessionID})
+	if err != nil {
+		return false, err
+	}
+	for _, in := range ins {
+		if slices.Contains(in.TurnIDs, msgID) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (h *handlers) end(ctx context.Context, in sessionIn) (endOut, error) {
