@@ -62,6 +62,6 @@ func Example() {
 	}
 	// Output:
 	// record_turn {"stored":true}
-	// end_session {"interactions":1,"summary":"My old 401k from Acme holds $40,000."}
+	// end_session {"summary":"My old 401k from Acme holds $40,000.","interactions":1}
 	// interactions from session chat-1: "user: My old 401k from Acme holds $40,000.\nassistant: Noted."
 }

@@ -204,9 +204,8 @@ func TestAServerReachesOnlyItsUser(t *testing.T) {
 	assert.NotContains(t, facts.Answer, "DANA-SECRET")
 	assert.Contains(t, call(t, eve, "forget_insight", map[string]any{"insight_id": list.Insights[0].ID}, nil), "no insight")
 	assert.Contains(t, call(t, eve, "end_session", map[string]any{"session_id": "s"}, nil), `no session "s"`)
-	// Extra arguments do not change the user.
-	call(t, eve, "search_memory", map[string]any{"query": "secret", "user_id": "dana"}, &found)
-	assert.Empty(t, found.Documents)
+	// An extra argument cannot change the user: it is refused.
+	assert.Contains(t, call(t, eve, "search_memory", map[string]any{"query": "secret", "user_id": "dana"}, &found), `unknown argument "user_id"`)
 
 	in, err := s.st.GetInsight(ctx, "dana", list.Insights[0].ID)
 	require.NoError(t, err)
@@ -223,7 +222,7 @@ func TestBadInputIsAToolErrorNamingTheProblem(t *testing.T) {
 	}{
 		{"retrieve_user_facts", map[string]any{"query": "   "}, "query is empty"},
 		{"search_memory", map[string]any{"query": "x", "top_k": 500}, "top_k 500"},
-		{"search_memory", map[string]any{"query": "x", "kinds": []string{"emails"}}, `kind "emails"`},
+		{"search_memory", map[string]any{"query": "x", "kinds": []string{"emails"}}, `"emails" is not one of`},
 		{"record_turn", map[string]any{"session_id": "a b/c", "user": "hi"}, "session_id"},
 		{"record_turn", map[string]any{"session_id": "ok", "user": " "}, "user is empty"},
 		{"forget_insight", map[string]any{"insight_id": ""}, "insight_id"},

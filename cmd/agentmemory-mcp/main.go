@@ -4,7 +4,8 @@
 //
 //	go run ./cmd/agentmemory-mcp -user dana [-db agentmemory.db] [-read-only] [-offline]
 //
-// Memory lives in the SQLite file -db, or in Azure Cosmos DB when
+// Memory lives in the SQLite file -db (created if missing, in a directory
+// that must exist), or in Azure Cosmos DB when
 // AZURE_COSMOS_ENDPOINT is set; the model and embedder come from the
 // environment as for the demo (OPENAI_API_KEY, OPENAI_BASE_URL or
 // AZURE_OPENAI_ENDPOINT; see README), and without them from the offline

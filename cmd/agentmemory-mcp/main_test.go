@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,6 +66,12 @@ func TestRefusesBadFlags(t *testing.T) {
 	require.ErrorContains(t, err, "-user is required")
 	err = run(ctx, []string{"-user", "a/b", "-db", filepath.Join(t.TempDir(), "m.db")}, noEnv, st, &logs)
 	require.ErrorContains(t, err, "UserID")
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	err = run(ctx, []string{"-user", "dana", "-db", filepath.Join(missing, "m.db")}, noEnv, st, &logs)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorContains(t, err, `directory "`+missing+`" does not exist`, "-db in a missing directory names it")
+	_, statErr := os.Stat(missing)
+	require.ErrorIs(t, statErr, fs.ErrNotExist, "the directory is not created")
 	env := map[string]string{"AZURE_OPENAI_ENDPOINT": "https://example.openai.azure.com"}
 	err = run(ctx, []string{"-user", "dana", "-db", filepath.Join(t.TempDir(), "m.db")}, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, st, &logs)
 	require.ErrorContains(t, err, "AZURE_OPENAI", "a half-configured model is an error, not the offline client")

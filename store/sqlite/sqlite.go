@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -86,10 +89,15 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the store file at path and migrates its
-// schema to the current version.
+// schema to the current version. The file's directory must exist: a
+// missing one is an error naming it (errors.Is fs.ErrNotExist), never
+// created.
 func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty path")
+	}
+	if err := checkDir(path); err != nil {
+		return nil, err
 	}
 	if cfg.Dimensions < 0 {
 		return nil, fmt.Errorf("sqlite: open %s: negative dimensions %d", path, cfg.Dimensions)
@@ -148,6 +156,32 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		cache: newVecCache(cfg.VectorCacheBytes),
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
 	}, nil
+}
+
+// dirError is a store path whose directory does not exist.
+type dirError struct{ path, dir string }
+
+func (e *dirError) Error() string {
+	return fmt.Sprintf("sqlite: open %q: directory %q does not exist", e.path, e.dir)
+}
+
+func (e *dirError) Unwrap() error { return fs.ErrNotExist }
+
+// checkDir reports a path whose directory is missing or is not a
+// directory, which SQLite would report only as "unable to open database
+// file".
+func checkDir(path string) error {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &dirError{path: path, dir: dir}
+	case err != nil:
+		return fmt.Errorf("sqlite: open %q: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("sqlite: open %q: %q is not a directory", path, dir)
+	}
+	return nil
 }
 
 // dsn builds the modernc DSN: a file: URI (so that '?', '#' and '%' in the
