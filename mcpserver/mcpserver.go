@@ -475,33 +475,14 @@ func messageIDs(userID, sessionID, turnID string) (user, assistant string) {
 }
 
 // recorded reports whether the session already holds the message with id
-// msgID, among its turns or, once pruned, in its interactions. The
-// session document is read first: a turn leaves it only after its
-// interaction is written, so a turn being pruned meanwhile is still found.
+// msgID: its turns are kept whole, pruned or not, even once it has ended.
 func (h *handlers) recorded(ctx context.Context, sessionID, msgID string) (bool, error) {
-	doc, err := h.st.GetSession(ctx, h.user, sessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
+	turns, err := h.st.ListTurns(ctx, h.user, sessionID, 0)
 	if err != nil {
 		return false, err
 	}
-	for _, t := range doc.State.Turns {
-		for _, m := range t.Messages {
-			if m.ID == msgID {
-				return true, nil
-			}
-		}
-	}
-	if doc.State.PrunedThrough == 0 {
-		return false, nil
-	}
-	ins, err := h.st.ListInteractions(ctx, h.user, store.InteractionFilter{SessionID: sessionID})
-	if err != nil {
-		return false, err
-	}
-	for _, in := range ins {
-		if slices.Contains(in.TurnIDs, msgID) {
+	for _, t := range turns {
+		if slices.ContainsFunc(t.Messages, func(m store.TurnMessage) bool { return m.ID == msgID }) {
 			return true, nil
 		}
 	}
