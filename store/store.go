@@ -81,11 +81,19 @@ type Store interface {
 	// order (an empty slice when there are none).
 	ListTurns(ctx context.Context, userID, sessionID string, from int) ([]*Turn, error)
 
+	// GetUserState returns the user's coordination document with its ETag,
+	// or ErrNotFound.
+	GetUserState(ctx context.Context, userID string) (*UserState, error)
+	// PutUserState writes the user's coordination document, under the
+	// same ETag rules as PutSession: unconditionally with an empty ETag,
+	// CreateOnly, or only over the stored ETag (ErrConflict otherwise).
+	PutUserState(ctx context.Context, userID string, doc *UserState) error
+
 	// DeleteDocument removes one document for good (no soft delete), or
 	// fails with ErrNotFound.
 	DeleteDocument(ctx context.Context, userID string, kind Kind, id string) error
-	// DeleteUser removes every document of the user in every kind, and
-	// every turn: the right to be forgotten. Deleting a user with no documents succeeds.
+	// DeleteUser removes every document of the user in every kind, every
+	// turn and the user state: the right to be forgotten. Deleting a user with no documents succeeds.
 	DeleteUser(ctx context.Context, userID string) error
 
 	// As lets a caller reach the backend's own client for what the portable

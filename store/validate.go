@@ -160,6 +160,9 @@ func (v Validator) Session(userID string, doc *SessionSummary) error {
 	if err := CheckID("session id", doc.ID); err != nil {
 		return err
 	}
+	if doc.ID == UserStateID {
+		return fmt.Errorf("%w: session id %q is reserved", ErrInvalid, doc.ID)
+	}
 	switch doc.Status {
 	case "":
 		doc.Status = SessionActive

@@ -342,6 +342,13 @@ func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*stor
 	if err != nil {
 		return nil, mapErr("get session "+sessionID, err)
 	}
+	var kind struct {
+		DocType string `json:"doc_type"`
+	}
+	if err := json.Unmarshal(b, &kind); err == nil && kind.DocType != "" {
+		// A turn or the user state, which share the container.
+		return nil, fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
+	}
 	d, err := decode[store.SessionSummary](b)
 	if err != nil {
 		return nil, err

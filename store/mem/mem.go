@@ -48,6 +48,7 @@ type userDocs struct {
 	insights     map[string]*store.Insight
 	sessions     map[string]*store.SessionSummary
 	turns        map[string][]*store.Turn // by session, in Seq order
+	state        *store.UserState
 }
 
 var _ store.Store = (*Store)(nil)

@@ -162,7 +162,8 @@ CREATE TABLE generations (
 	PRIMARY KEY (user_id, kind)
 ) WITHOUT ROWID, STRICT;
 `,
-	// 2: turns stored on their own, one row each, numbered per session.
+	// 2: turns stored on their own, one row each, numbered per session;
+	// the user state.
 	`
 CREATE TABLE turns (
 	rid        INTEGER PRIMARY KEY,
@@ -174,6 +175,14 @@ CREATE TABLE turns (
 	UNIQUE (user_id, session_id, seq),
 	UNIQUE (user_id, session_id, turn_id)
 ) STRICT;
+
+-- Each user's coordination document: the lease on background work and
+-- the reflection counters.
+CREATE TABLE user_state (
+	user_id TEXT NOT NULL PRIMARY KEY,
+	etag    TEXT NOT NULL,
+	doc     TEXT NOT NULL
+) WITHOUT ROWID, STRICT;
 `,
 }
 

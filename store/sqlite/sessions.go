@@ -197,8 +197,10 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 				return nil, fmt.Errorf("%s: %w", kind, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM turns WHERE user_id = ?`, userID); err != nil {
-			return nil, fmt.Errorf("turns: %w", err)
+		for _, table := range []string{"turns", "user_state"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE user_id = ?`, userID); err != nil {
+				return nil, fmt.Errorf("%s: %w", table, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM generations WHERE user_id = ?`, userID); err != nil {
 			return nil, err
