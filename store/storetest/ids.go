@@ -21,16 +21,22 @@ func longestID(prefix string) string {
 }
 
 // unusualUserIDs are valid user ids that stress how a backend encodes the
-// user (a partition key on Cosmos DB): non-ASCII, JSON's quote, format
-// characters that are valid but not printable, and the longest id.
+// user (a partition key on Cosmos DB): characters outside the Basic
+// Multilingual Plane, non-ASCII inside it, JSON's quote, and format
+// characters that are valid but not printable.
 var unusualUserIDs = []string{
+	"🙂",
+	"𝔘ser",
 	"日本語",
 	`a"b`,
 	"a'b",
 	"e\u0301",          // combining accent
 	"soft\u00adhyp",    // soft hyphen (format character)
 	"line\u2028sep",    // line separator: not a control character
+	"tag\U000E0041",    // a non-BMP format character
+	"max\U0010FFFD",    // the last plane
 	longestID("u-"),    // the longest accepted
+	longestID("🙂-"),    // the longest accepted, non-BMP
 	"zero-width\u200b", // zero-width space
 }
 
@@ -39,6 +45,23 @@ func testIDs(t *testing.T, s *suite) {
 		st := s.fresh(t)
 		for _, u := range unusualUserIDs {
 			t.Run(label(u), func(t *testing.T) { roundTripIDs(t, st, u, "s1", "n1") })
+		}
+	})
+	t.Run("UserIDsApart", func(t *testing.T) {
+		// Users that differ in one non-BMP rune, or only in its encoding
+		// length, are different users.
+		st := s.fresh(t)
+		users := []string{"🙂", "🙃", "\u263a", "𝔘ser", "User"}
+		for _, u := range users {
+			putOneOfEach(t, st, u)
+		}
+		for _, u := range users {
+			assertUserHasOneOfEach(t, st, u)
+		}
+		require.NoError(t, st.DeleteUser(ctx(t), "🙂"))
+		assertUserEmpty(t, st, "🙂")
+		for _, u := range users[1:] {
+			assertUserHasOneOfEach(t, st, u)
 		}
 	})
 	t.Run("DocumentIDs", func(t *testing.T) {
