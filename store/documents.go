@@ -250,5 +250,16 @@ func InteractionID(sessionID string, first, last int) string {
 	return "int-" + hex.EncodeToString(sum[:16])
 }
 
-// LongTermID returns the id of a user's long-term profile insight.
-func LongTermID(userID string) string { return "longterm-" + userID }
+// LongTermID returns the id of a user's long-term profile insight:
+// "longterm-" and the user id, or, when that would be longer than
+// MaxIDBytes (user ids of more than 246 bytes), "longterm-sha256-" and the
+// hex SHA-256 of the user id, so that every valid user id has a valid
+// profile id and shorter ones keep the id they always had.
+func LongTermID(userID string) string {
+	const prefix = "longterm-"
+	if len(prefix)+len(userID) <= MaxIDBytes {
+		return prefix + userID
+	}
+	sum := sha256.Sum256([]byte(userID))
+	return prefix + "sha256-" + hex.EncodeToString(sum[:])
+}

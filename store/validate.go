@@ -18,6 +18,8 @@ const (
 	MaxTopK = 1000
 	// MaxQueryBytes caps SearchRequest.Text.
 	MaxQueryBytes = 8 << 10
+	// MaxIDBytes caps a user, session or document id, in bytes of UTF-8.
+	MaxIDBytes = ident.MaxLen
 )
 
 // CheckUserID returns an error wrapping ErrInvalid unless userID is a usable

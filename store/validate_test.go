@@ -75,3 +75,39 @@ func TestDeterministicIDs(t *testing.T) {
 	assert.Equal(t, "longterm-u1", LongTermID("u1"))
 	assert.Len(t, ContentHash("x"), 32)
 }
+
+func TestLongTermIDFitsEveryUserID(t *testing.T) {
+	// Profiles stored under "longterm-<user>" keep their id.
+	assert.Equal(t, "longterm-alice", LongTermID("alice"))
+	fits := strings.Repeat("u", MaxIDBytes-len("longterm-"))
+	assert.Equal(t, "longterm-"+fits, LongTermID(fits))
+
+	seen := map[string]string{}
+	for _, u := range []string{
+		fits + "u",
+		fits + "v",
+		strings.Repeat("u", MaxIDBytes),
+		strings.Repeat("日", MaxIDBytes/3),
+		strings.Repeat("🙂", MaxIDBytes/4) + "xyz",
+	} {
+		require.NoError(t, CheckUserID(u), "%d bytes", len(u))
+		id := LongTermID(u)
+		require.NoError(t, CheckID("profile id", id), "profile of a %d-byte user", len(u))
+		assert.True(t, strings.HasPrefix(id, "longterm-sha256-"), id)
+		assert.Equal(t, id, LongTermID(u), "deterministic")
+		require.NoError(t, Validator{}.Insight(u, &Insight{ID: id, InsightType: InsightLongTerm}))
+		assert.NotContains(t, seen, id, "users %q and %q share a profile id", seen[id], u)
+		seen[id] = u
+	}
+}
+
+func TestIDOneByteTooLong(t *testing.T) {
+	long := strings.Repeat("u", MaxIDBytes+1)
+	err := CheckUserID(long)
+	require.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "user id: 256 bytes, at most 255")
+	err = CheckID("session id", long)
+	require.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorContains(t, err, "session id: 256 bytes, at most 255")
+	require.NoError(t, CheckUserID(long[1:]))
+}

@@ -203,6 +203,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if opts.Retry.MaxRetries == 0 {
 		opts.Retry.MaxRetries = DefaultMaxRetries
 	}
+	// Partition keys outside the Basic Multilingual Plane need it (pkheader.go).
+	opts.PerCallPolicies = withPartitionKeyPolicy(opts.PerCallPolicies)
 	var (
 		client *azcosmos.Client
 		err    error

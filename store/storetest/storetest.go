@@ -74,6 +74,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"Supersede", testSupersede},
 		{"Isolation", testIsolation},
 		{"Invalid", testInvalid},
+		{"IDs", testIDs},
 		{"As", testAs},
 		{"Closed", testClosed},
 		{"Concurrency", testConcurrency},
