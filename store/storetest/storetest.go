@@ -79,6 +79,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"Closed", testClosed},
 		{"Concurrency", testConcurrency},
 		{"Turns", testTurns},
+		{"UserState", testUserState},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, s) })
