@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -217,4 +219,76 @@ func TestConcurrentProvidersOnOneSession(t *testing.T) {
 	_, err = stacks[1].mem.EndSession(ctx, sess)
 	require.NoError(t, err)
 	assertEachTurnOnce(t, stacks[0].st, "u1", "shared", writers*each)
+}
+
+// The reflection counts live in the store: a restart between two fruitful
+// reflections still reconciles and updates the profile on the second.
+func TestReflectionCountsSurviveARestart(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ReconcileEvery, c.ProfileEvery = 2, 2 })
+	f.session(t, "u1", 3)
+	st, err := f.st.GetUserState(ctx, "u1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.SinceReconcile)
+	assert.Equal(t, 1, st.SinceProfile)
+	require.NoError(t, f.mem.Close(ctx))
+
+	// A new process on the same store.
+	restarted, err := provider.New(f.st, f.cfg)
+	require.NoError(t, err)
+	defer restarted.Close(ctx)
+	f.mem = restarted
+	f.agent = agent.New(f.cfg.Chat, agent.Config{ContextProviders: []agent.ContextProvider{restarted}})
+	f.session(t, "u1", 2)
+	assert.Len(t, f.requestsFor("reconcile"), 1, "the second fruitful reflection reconciles, across the restart")
+	assert.Len(t, f.requestsFor("profile_synthesis"), 1)
+	st, err = f.st.GetUserState(ctx, "u1")
+	require.NoError(t, err)
+	assert.Zero(t, st.SinceReconcile)
+	assert.Zero(t, st.SinceProfile)
+	assert.Empty(t, st.LeaseOwner, "the lease was given back")
+}
+
+// Two processes reflecting one user at once never interleave: the model
+// sees one of the user's reflection prompts at a time.
+func TestTwoProcessesReflectOneUserInTurn(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.Reflection = provider.ReflectManual })
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+	)
+	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		sys := r.SystemText()
+		if strings.HasPrefix(sys, "agentmemory:prompt=session_reflection") || strings.HasPrefix(sys, "agentmemory:prompt=profile_synthesis") {
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+			time.Sleep(20 * time.Millisecond)
+		}
+		return f.model.answer(r)
+	})
+	for range 4 {
+		f.session(t, "u1", 2)
+	}
+	other, err := provider.New(f.st, f.cfg)
+	require.NoError(t, err)
+	defer other.Close(ctx)
+
+	var wg sync.WaitGroup
+	for _, r := range []*reflection.Reflector{f.mem.Reflector(), other.Reflector()} {
+		wg.Go(func() {
+			_, err := r.ReflectPending(ctx, "u1")
+			assert.NoError(t, err)
+			_, err = r.ReflectLongTerm(ctx, "u1")
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, most, "one reflection call for the user at a time, across processes")
+	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	assert.Len(t, ins, 4, "each session reflected once")
 }

@@ -204,7 +204,6 @@ type MemoryProvider struct {
 	mu        sync.Mutex
 	live      *lru[*liveSession]    // by memory session id
 	manifests *lru[keeper.Manifest] // by user and agent session id
-	reflected *lru[reflectCount]    // by user: reflections since the last reconcile / profile update
 }
 
 type liveSession struct {
@@ -332,7 +331,6 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 			}
 		}),
 		manifests: newLRU[keeper.Manifest](cfg.MaxLive, nil),
-		reflected: newLRU[reflectCount](cfg.MaxLive, nil),
 	}, nil
 }
 

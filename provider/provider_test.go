@@ -73,6 +73,7 @@ type fixture struct {
 	mem   *provider.MemoryProvider
 	agent *agent.Agent
 	now   time.Time
+	cfg   provider.Config // the provider's, to start another process on the same store
 }
 
 func newFixture(t *testing.T, mut ...func(*provider.Config)) *fixture {
@@ -105,6 +106,7 @@ func newFixture(t *testing.T, mut ...func(*provider.Config)) *fixture {
 	for _, m := range mut {
 		m(&pc)
 	}
+	f.cfg = pc
 	f.mem, err = provider.New(f.st, pc)
 	require.NoError(t, err)
 	t.Cleanup(func() { f.mem.Close(context.Background()) })

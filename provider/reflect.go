@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/agentmemory/agentmemory/reflection"
@@ -31,11 +32,6 @@ func (t ReflectionTrigger) String() string {
 	}
 	return fmt.Sprintf("ReflectionTrigger(%d)", int(t))
 }
-
-// reflectCount counts a user's session reflections that stored insights
-// since the last reconciliation and the last profile update. It lives in
-// memory: after a restart the counts begin again.
-type reflectCount struct{ sinceReconcile, sinceProfile int }
 
 // Reflector returns the provider's reflector, for reflection on demand
 // (ReflectLongTerm, Reconcile, ReflectSession) outside the automatic
@@ -90,24 +86,19 @@ func (p *MemoryProvider) extract(ctx context.Context, userID, sessionID string) 
 
 // followUp counts fruitful reflections and runs reconciliation and the
 // profile update when their counts are reached; err is the reflection's,
-// returned as is.
+// returned as is. The counts live in the user's store.UserState, so they
+// survive restarts and are shared by every process on the store.
 func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful int, err error) error {
-	p.mu.Lock()
-	c, _ := p.reflected.get(userID)
-	c.sinceReconcile += fruitful
-	c.sinceProfile += fruitful
-	// After a failure the counts wait: the retry (or the next trigger)
-	// reaches them.
-	reconcile := err == nil && p.cfg.ReconcileEvery > 0 && c.sinceReconcile >= p.cfg.ReconcileEvery
-	profile := err == nil && p.cfg.ProfileEvery > 0 && c.sinceProfile >= p.cfg.ProfileEvery
-	if reconcile {
-		c.sinceReconcile = 0
+	reconcile, profile := false, false
+	if fruitful > 0 || err == nil {
+		var cerr error
+		// After a failure the counts wait: the retry (or the next
+		// trigger) reaches them.
+		reconcile, profile, cerr = p.count(ctx, userID, fruitful, err == nil)
+		if cerr != nil {
+			p.log.WarnContext(ctx, "memory: reflection counts not updated", "user", userID, "err", cerr)
+		}
 	}
-	if profile {
-		c.sinceProfile = 0
-	}
-	p.reflected.put(userID, c)
-	p.mu.Unlock()
 	if err != nil {
 		return err // retried: ReflectPending picks up what is still pending
 	}
@@ -123,4 +114,41 @@ func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful i
 		}
 	}
 	return nil
+}
+
+// count adds fruitful to the user's reflection counts and, when decide,
+// reports (and resets) the counts that reached Config.ReconcileEvery and
+// Config.ProfileEvery: one ETag-guarded write, retried on a conflict.
+func (p *MemoryProvider) count(ctx context.Context, userID string, fruitful int, decide bool) (reconcile, profile bool, err error) {
+	for range 8 {
+		doc, err := p.st.GetUserState(ctx, userID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			doc = &store.UserState{ETag: store.CreateOnly}
+		case err != nil:
+			return false, false, err
+		}
+		doc.SinceReconcile += fruitful
+		doc.SinceProfile += fruitful
+		reconcile = decide && p.cfg.ReconcileEvery > 0 && doc.SinceReconcile >= p.cfg.ReconcileEvery
+		profile = decide && p.cfg.ProfileEvery > 0 && doc.SinceProfile >= p.cfg.ProfileEvery
+		if reconcile {
+			doc.SinceReconcile = 0
+		}
+		if profile {
+			doc.SinceProfile = 0
+		}
+		if !reconcile && !profile && fruitful == 0 {
+			return false, false, nil
+		}
+		doc.UpdatedAt = p.cfg.Now().UTC()
+		err = p.st.PutUserState(ctx, userID, doc)
+		if err == nil {
+			return reconcile, profile, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return false, false, err
+		}
+	}
+	return false, false, fmt.Errorf("provider: reflection counts of %s: still changing after 8 attempts", userID)
 }

@@ -71,7 +71,6 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) error {
 	for _, k := range drop {
 		p.manifests.remove(k)
 	}
-	p.reflected.remove(userID)
 	p.mu.Unlock()
 	if err := p.q.flush(ctx); err != nil {
 		return fmt.Errorf("provider: forget user: waiting for background work: %w", err)

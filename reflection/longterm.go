@@ -37,7 +37,11 @@ func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*Profil
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
-	defer r.users.lock(userID)()
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	res := &ProfileResult{}
 	base, err := r.st.GetInsight(ctx, userID, store.LongTermID(userID))
 	switch {

@@ -52,7 +52,11 @@ func (r *Reflector) Reconcile(ctx context.Context, userID string) (*ReconcileRes
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
-	defer r.users.lock(userID)()
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	pool, err := r.st.ListInsights(ctx, userID, store.InsightFilter{Type: store.InsightSession, Limit: r.cfg.ReconcilePool})
 	if err != nil {
 		return nil, fmt.Errorf("reflection: reconcile pool: %w", err)

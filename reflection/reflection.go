@@ -44,6 +44,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/lease"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -105,6 +106,9 @@ type Config struct {
 	// ProfileBatch is the most insights one ReflectLongTerm folds in (the
 	// oldest first). Zero means DefaultProfileBatch (100).
 	ProfileBatch int
+	// LeaseTTL bounds how long one call holds the user's lease (see
+	// Reflector); zero means lease.DefaultTTL (5 minutes).
+	LeaseTTL time.Duration
 	// Logger receives what reflection survives; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -113,12 +117,27 @@ type Config struct {
 
 // Reflector runs reflection on a store. It is safe for concurrent use:
 // calls for one user run one at a time (each reads, then writes), calls
-// for different users run in parallel. Two Reflectors (two processes) on
-// one store may still interleave their calls for a user.
+// for different users run in parallel. Across Reflectors — other
+// processes or replicas on the same store — a call for a user first takes
+// the user's lease in the store (package lease), waiting while another
+// holds it, so their calls for one user never interleave either.
 type Reflector struct {
 	st    store.Store
 	cfg   Config
 	users userLocks
+	owner string // this Reflector's name on the leases it takes
+}
+
+// lock serialises the calls for userID: in this process, then across
+// processes through the user's lease. The unlock releases both.
+func (r *Reflector) lock(ctx context.Context, userID string) (unlock func(), err error) {
+	local := r.users.lock(userID)
+	release, err := lease.Acquire(ctx, r.st, userID, r.owner, lease.Config{TTL: r.cfg.LeaseTTL, Now: r.cfg.Now})
+	if err != nil {
+		local()
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
+	return func() { release(); local() }, nil
 }
 
 // userLocks serialises a Reflector's calls per user.
@@ -205,7 +224,7 @@ func New(st store.Store, cfg Config) (*Reflector, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Reflector{st: st, cfg: cfg}, nil
+	return &Reflector{st: st, cfg: cfg, owner: "reflector-" + agent.NewID()}, nil
 }
 
 func validCategory(name string) bool {

@@ -47,7 +47,11 @@ func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
-	defer r.users.lock(userID)()
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	doc, done, err := r.pendingSession(ctx, userID, sessionID)
 	if err != nil || done != nil {
 		return done, err
@@ -84,7 +88,11 @@ func (r *Reflector) ExtractSession(ctx context.Context, userID, sessionID string
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
-	defer r.users.lock(userID)()
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	doc, done, err := r.pendingSession(ctx, userID, sessionID)
 	if err != nil || done != nil {
 		return done, err
@@ -141,7 +149,11 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	if err := store.CheckUserID(userID); err != nil {
 		return nil, fmt.Errorf("reflection: %w", err)
 	}
-	defer r.users.lock(userID)()
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	res := &PendingResult{}
 	pending, err := r.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted, ReflectionStatus: store.ReflectionPending})
 	if err != nil {

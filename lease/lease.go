@@ -1,0 +1,105 @@
+// Package lease gives a user's background work to one process at a time,
+// across every process and replica on a store: the holder's name and an
+// expiry in the user's store.UserState, taken and released with
+// ETag-guarded writes, so that two processes racing for it cannot both
+// win. A holder that dies leaves a lease that expires; one that outlives
+// its lease may overlap with the next holder, so the TTL should exceed the
+// longest piece of work.
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Defaults for zero Config fields.
+const (
+	DefaultTTL  = 5 * time.Minute
+	DefaultPoll = 200 * time.Millisecond
+)
+
+// ErrHeld reports a lease another owner held until the caller's context
+// ended.
+var ErrHeld = errors.New("lease: held by another owner")
+
+// Store is what a lease needs of a store.
+type Store interface {
+	GetUserState(ctx context.Context, userID string) (*store.UserState, error)
+	PutUserState(ctx context.Context, userID string, doc *store.UserState) error
+}
+
+// Config tunes Acquire. The zero value uses the defaults.
+type Config struct {
+	// TTL is how long a lease lasts; zero means DefaultTTL.
+	TTL time.Duration
+	// Poll is the wait between tries while another owner holds the lease;
+	// zero means DefaultPoll.
+	Poll time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Acquire takes the lease on userID's background work for owner, waiting
+// while another owner holds an unexpired one, until ctx ends (ErrHeld, with
+// ctx's error). The returned release gives it up; it is safe to call once
+// the caller's context has ended, and it never takes a lease another owner
+// has since taken. A store failure is returned as is.
+func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (release func(), err error) {
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	for {
+		doc, err := st.GetUserState(ctx, userID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			doc = &store.UserState{ETag: store.CreateOnly}
+		case err != nil:
+			return nil, fmt.Errorf("lease: read user state: %w", err)
+		}
+		now := cfg.Now()
+		if doc.LeaseOwner == "" || doc.LeaseOwner == owner || !now.Before(doc.LeaseUntil) {
+			doc.LeaseOwner, doc.LeaseUntil, doc.UpdatedAt = owner, now.Add(cfg.TTL).UTC(), now.UTC()
+			err := st.PutUserState(ctx, userID, doc)
+			if err == nil {
+				return func() { releaseLease(st, userID, owner) }, nil
+			}
+			if !errors.Is(err, store.ErrConflict) {
+				return nil, fmt.Errorf("lease: write user state: %w", err)
+			}
+			continue // another process wrote first: look again
+		}
+		wait := min(cfg.Poll, doc.LeaseUntil.Sub(now))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (%s, until %s): %w", ErrHeld, doc.LeaseOwner, doc.LeaseUntil.Format(time.RFC3339), ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// releaseLease clears owner's lease, detached from any caller's context
+// and bounded; on failure the lease simply expires.
+func releaseLease(st Store, userID, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range 4 {
+		doc, err := st.GetUserState(ctx, userID)
+		if err != nil || doc.LeaseOwner != owner {
+			return
+		}
+		doc.LeaseOwner, doc.LeaseUntil = "", time.Time{}
+		if err := st.PutUserState(ctx, userID, doc); !errors.Is(err, store.ErrConflict) {
+			return
+		}
+	}
+}
