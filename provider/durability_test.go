@@ -292,3 +292,22 @@ func TestTwoProcessesReflectOneUserInTurn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, ins, 4, "each session reflected once")
 }
+
+// In ModePerRun a session id of the longest valid length still gets its
+// memory: the per-run id stays a valid id.
+func TestPerRunModeWithTheLongestSessionID(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Mode = provider.ModePerRun })
+	sess, err := agent.NewSession(strings.Repeat("s", store.MaxIDBytes), "u1")
+	require.NoError(t, err)
+	_, err = s.a.Run(ctx, sess, agent.UserText("I keep $10,000 in emergency savings."))
+	require.NoError(t, err)
+	require.NoError(t, s.mem.Flush(ctx))
+	done, err := s.st.ListSessions(ctx, "u1", store.SessionFilter{Status: store.SessionCompleted})
+	require.NoError(t, err)
+	require.Len(t, done, 1, "the run had its memory session, ended after the run")
+	turns, err := s.st.ListTurns(ctx, "u1", done[0].ID, 0)
+	require.NoError(t, err)
+	assert.Len(t, turns, 1)
+	assert.NotContains(t, s.logs.String(), "level=WARN")
+}

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -23,7 +25,7 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 		return nil, err
 	}
 	if p.cfg.Mode == ModePerRun {
-		if err := ic.Session.SetState(stateRunSession, ic.Session.ID()+"-"+agent.NewID()[:12]); err != nil {
+		if err := ic.Session.SetState(stateRunSession, runSessionID(ic.Session.ID())); err != nil {
 			return nil, err
 		}
 	}
@@ -65,6 +67,18 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 	p.log.DebugContext(ctx, "memory: context injected", "user", userID, "session", id,
 		"tokens", c.Manifest.Tokens, "budget", c.Manifest.Budget, "items", len(c.Manifest.Items), "omitted", len(c.Manifest.Omitted), "manifest", c.Manifest)
 	return aic, nil
+}
+
+// runSessionID names the memory session of one run of a ModePerRun agent
+// session: the agent session's id and a random suffix, the id hashed when
+// it is too long to take one and stay a valid id.
+func runSessionID(base string) string {
+	suffix := "-" + agent.NewID()[:12]
+	if len(base)+len(suffix) > store.MaxIDBytes {
+		sum := sha256.Sum256([]byte(base))
+		base = "run-" + hex.EncodeToString(sum[:16])
+	}
+	return base + suffix
 }
 
 // retrievalInstructions tells the model about the retrieve_user_facts tool.
