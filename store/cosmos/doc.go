@@ -14,6 +14,14 @@
 // use; and no throughput (serverless) or autoscale up to
 // Config.AutoscaleMaxRU per container.
 //
+// Turn records (store.AppendTurn) and the user state live in the
+// session_summaries container, in the user's partition beside the
+// sessions, marked by a doc_type field ("turn", "user_state") that session
+// documents do not have; every session query keeps to documents without
+// it. A turn's item id is derived from its session and number, so two
+// writers taking the same number conflict (409) and the later one moves
+// on: an append is one query and one create-only write.
+//
 // # Requests
 //
 // Every request names the user's logical partition
