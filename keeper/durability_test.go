@@ -102,7 +102,7 @@ func TestPreviousVersionSessionDocumentIsMigrated(t *testing.T) {
 	e := newEnv(t, nil)
 	doc := &store.SessionSummary{ID: "s1", UserID: "u1", StartTime: e.clock.now(), Status: store.SessionActive,
 		ReflectionStatus: store.ReflectionPending,
-		State: store.SessionState{TurnCounter: 13, PrunedThrough: 10, CumulativeSummary: "The client talked about a 401k rollover."}}
+		State:            store.SessionState{TurnCounter: 13, PrunedThrough: 10, CumulativeSummary: "The client talked about a 401k rollover."}}
 	for n := 6; n <= 13; n++ {
 		tr := turn(n)
 		tr.Seq, tr.Time = n, e.clock.now()
