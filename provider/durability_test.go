@@ -144,10 +144,11 @@ func assertEachTurnOnce(t *testing.T, st store.Store, user, session string, n in
 // text) never wedges a session: every turn is pruned, flagged where the
 // model gave nothing, and EndSession ends it.
 func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
+	huge := strings.Repeat("blah ", 600_000) // 3 MB
 	for name, bad := range map[string]func() fakeopenai.Reply{
 		"error": func() fakeopenai.Reply { return fakeopenai.Error(503, "overloaded") },
 		"empty": func() fakeopenai.Reply { return fakeopenai.Text("") },
-		"huge":  func() fakeopenai.Reply { return fakeopenai.Text(strings.Repeat("blah ", 600_000)) },
+		"huge":  func() fakeopenai.Reply { return fakeopenai.Text(huge) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -160,7 +161,7 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 			})
 			sess, err := f.agent.NewUserSession("u1")
 			require.NoError(t, err)
-			for i := range 10 {
+			for i := range 7 {
 				_, err := f.agent.Run(ctx, sess, agent.UserText(fmt.Sprintf("Fact number %d about my savings.", i+1)))
 				require.NoError(t, err)
 			}
@@ -168,7 +169,7 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 			res, err := f.mem.EndSession(ctx, sess)
 			require.NoError(t, err, "EndSession ends the session whatever the model does")
 			assert.Equal(t, store.SessionCompleted, res.Session.Status)
-			assertEachTurnOnce(t, f.st, "u1", sess.ID(), 10)
+			assertEachTurnOnce(t, f.st, "u1", sess.ID(), 7)
 			docs, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: sess.ID(), MetadataPending: true})
 			require.NoError(t, err)
 			assert.NotEmpty(t, docs, "what the model did not give is flagged for later")
