@@ -2,6 +2,7 @@ package cosmos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -81,4 +82,39 @@ func TestConcurrentProvidersOnOneSession(t *testing.T) {
 	sessions, err := s.ListSessions(ctx, "alice", store.SessionFilter{})
 	require.NoError(t, err)
 	assert.Len(t, sessions, 1, "turn items are not listed as sessions")
+}
+
+// TestDeleteUserEmptiesThePartition: after DeleteUser not one item of the
+// user's partition is left in any container — documents, turns and the
+// user state alike — and the other user's are all there.
+func TestDeleteUserEmptiesThePartition(t *testing.T) {
+	ctx := context.Background()
+	s := openLauncher(t, nil)
+	for _, user := range []string{"alice", "bob"} {
+		for i := range 3 {
+			id := fmt.Sprintf("%s-%d", user, i)
+			require.NoError(t, s.PutInteraction(ctx, user, &store.Interaction{ID: "int-" + id, SessionID: "s1", FirstTurn: 1, LastTurn: 1, Content: "plan " + id}))
+			require.NoError(t, s.PutInsight(ctx, user, &store.Insight{ID: "ins-" + id, InsightType: store.InsightSession, InsightText: "plan " + id}))
+			require.NoError(t, s.AppendTurn(ctx, user, &store.Turn{ID: "turn-" + id, SessionID: "s1", Messages: []store.TurnMessage{{ID: "m-" + id, Role: "user", Content: "plan " + id}}}))
+		}
+		require.NoError(t, s.PutSession(ctx, user, &store.SessionSummary{ID: "s1", Summary: "plans"}))
+		require.NoError(t, s.PutUserState(ctx, user, &store.UserState{SinceProfile: 1}))
+	}
+	count := func(user string) int {
+		n := 0
+		for _, kind := range store.Kinds {
+			items, err := s.query(ctx, kind, user, "SELECT VALUE COUNT(1) FROM c", nil)
+			require.NoError(t, err)
+			for _, b := range items {
+				var c int
+				require.NoError(t, json.Unmarshal(b, &c))
+				n += c
+			}
+		}
+		return n
+	}
+	require.Equal(t, 3+3+3+1+1, count("alice"))
+	require.NoError(t, s.DeleteUser(ctx, "alice"))
+	assert.Zero(t, count("alice"), "every item of the partition is gone")
+	assert.Equal(t, 3+3+3+1+1, count("bob"))
 }

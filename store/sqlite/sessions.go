@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -205,11 +206,43 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM generations WHERE user_id = ?`, userID); err != nil {
 			return nil, err
 		}
+		// Contentless FTS5 tables keep a deleted row's terms in their
+		// segments until a merge rewrites them: rewrite them all now.
+		for _, fts := range []string{"interactions_fts", "insights_fts", "sessions_fts"} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+fts+` (`+fts+`) VALUES ('optimize')`); err != nil {
+				return nil, fmt.Errorf("%s: optimize: %w", fts, err)
+			}
+		}
 		return nil, nil
 	})
 	if err != nil {
 		return err
 	}
 	s.cache.dropUser(userID)
-	return nil
+	return s.checkpoint(ctx, "delete user")
+}
+
+// checkpoint copies the WAL into the database file and truncates it, so
+// that no old frame keeps deleted content. Readers in the middle of a
+// snapshot can hold it up: it is retried briefly, then reported.
+func (s *Store) checkpoint(ctx context.Context, op string) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for attempt := 0; ; attempt++ {
+		var busy, logFrames, done int
+		if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+			return s.fail(op+": checkpoint", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+		if attempt == 20 {
+			return fmt.Errorf("sqlite: %s: the WAL could not be truncated: readers kept it busy", op)
+		}
+		select {
+		case <-ctx.Done():
+			return s.fail(op+": checkpoint", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -196,6 +196,8 @@ func dsn(path string, cfg Config, writer bool) string {
 	b.WriteString("&_pragma=synchronous(FULL)")
 	b.WriteString("&_pragma=foreign_keys(1)")
 	b.WriteString("&_pragma=temp_store(MEMORY)")
+	// Deleted content is overwritten, not left in free pages.
+	b.WriteString("&_pragma=secure_delete(1)")
 	fmt.Fprintf(&b, "&_pragma=cache_size(-%d)", cfg.CacheSizeKiB)
 	if writer {
 		b.WriteString("&_txlock=immediate")

@@ -1,0 +1,83 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+// fileHits counts the occurrences of marker in the database file and its
+// -wal and -shm companions.
+func fileHits(t *testing.T, path, marker string) int {
+	t.Helper()
+	n := 0
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(path + suffix)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		n += bytes.Count(b, []byte(marker))
+	}
+	return n
+}
+
+// fill stores documents of every kind for user, each carrying marker in
+// its text and its ids.
+func fill(t *testing.T, s *sqlite.Store, user, marker string) {
+	t.Helper()
+	ctx := t.Context()
+	for i := range 20 {
+		id := fmt.Sprintf("%s-%d", marker, i)
+		text := fmt.Sprintf("%s holds the secret plan %d, %s again", marker, i, marker)
+		require.NoError(t, s.PutInteraction(ctx, user, interaction("int-"+id, "ses-"+marker, i, text, 1, float32(i), 0, 0)))
+		require.NoError(t, s.PutInsight(ctx, user, &store.Insight{ID: "ins-" + id, InsightType: store.InsightSession,
+			InsightText: text, SessionIDs: []string{"ses-" + marker}, InsightVector: []float32{0, 1, float32(i), 0}}))
+		require.NoError(t, s.AppendTurn(ctx, user, &store.Turn{ID: "turn-" + id, SessionID: "ses-" + marker,
+			Messages: []store.TurnMessage{{ID: "msg-" + id, Role: "user", Content: text}}}))
+	}
+	require.NoError(t, s.PutSession(ctx, user, &store.SessionSummary{ID: "ses-" + marker, Summary: marker + " summary of the plan"}))
+	require.NoError(t, s.PutUserState(ctx, user, &store.UserState{LeaseOwner: "owner-" + marker}))
+}
+
+// After DeleteUser no byte of the user's words or ids is left in the
+// database file, its WAL or its shared memory — not in FTS5 segments, not
+// in free pages, not in old WAL frames — while the other user's searches
+// return what they returned before.
+func TestDeleteUserLeavesNoBytes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	fill(t, s, "alice-user", "zqxalicemarker")
+	fill(t, s, "bob-user", "zqxbobmarker")
+	q := store.SearchRequest{Text: "zqxbobmarker secret plan", Vector: []float32{1, 2, 0, 0}, TopK: 7}
+	before, err := s.SearchInteractions(ctx, "bob-user", q)
+	require.NoError(t, err)
+	require.NotEmpty(t, before)
+	require.NotZero(t, fileHits(t, path, "zqxalicemarker"))
+
+	require.NoError(t, s.DeleteUser(ctx, "alice-user"))
+	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
+		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after DeleteUser", marker)
+	}
+	after, err := s.SearchInteractions(ctx, "bob-user", q)
+	require.NoError(t, err)
+	assert.Equal(t, hitIDs(before), hitIDs(after), "the other user's search is unchanged")
+	ins, err := s.SearchInsights(ctx, "bob-user", store.SearchRequest{Text: "zqxbobmarker"})
+	require.NoError(t, err)
+	assert.NotEmpty(t, ins)
+
+	require.NoError(t, s.Close())
+	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
+		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after Close", marker)
+	}
+	checkIntegrity(t, path)
+}
