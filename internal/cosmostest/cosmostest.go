@@ -17,7 +17,9 @@
 // stops when Main returns (or, without Main, when the test binary exits: the
 // launcher quits when its stdin closes). Tests skip, with a message saying
 // how to install them, when Node.js or the npm packages are missing, except
-// when the environment variable CI is set: then that is a failure.
+// when the environment variable CI is set: then that is a failure. The
+// first such test of a binary gives the reason; the others refer to it.
+// CheckWithoutServer checks that a package's tests behave so.
 //
 // Environment: COSMOSTEST_NODE names the node binary (default: node on
 // PATH); COSMOSTEST_SERVER_DIR the launcher directory (default:
@@ -38,6 +40,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,13 +63,17 @@ const InstallHint = "npm ci --prefix internal/cosmostest/server"
 const startTimeout = 60 * time.Second
 
 // errUnavailable marks a start failure that skips tests outside CI.
-var errUnavailable = errors.New("cosmostest: unavailable")
+var errUnavailable = errors.New("cosmostest: Cosmos test server unavailable")
 
 var (
 	mu       sync.Mutex
 	started  bool
 	srv      *server
 	startErr error
+	// told is set once a test has been skipped or failed with startErr in
+	// full: later tests give a short reason, so a package whose server is
+	// missing says why once, not once per test.
+	told bool
 )
 
 type server struct {
@@ -92,12 +99,18 @@ func Stop() {
 	if srv != nil {
 		srv.stop()
 	}
-	srv, started, startErr = nil, false, nil
+	srv, started, startErr, told = nil, false, nil, false
 }
 
 // Endpoint returns the server's endpoint, "http://127.0.0.1:PORT", starting
 // the server on first use. It skips tb when Node.js or the npm packages are
-// missing (fails in CI), and fails it when the server does not start.
+// missing (fails in CI), and fails it when the server does not start. The
+// first test of a binary to skip or fail this way gives the reason in full;
+// later ones refer to it.
+//
+// A test that runs subtests against the server should call Endpoint before
+// them: then it skips as a whole, and nothing it checks after its subtests
+// runs on skipped ones.
 func Endpoint(tb testing.TB) string {
 	tb.Helper()
 	mu.Lock()
@@ -107,13 +120,21 @@ func Endpoint(tb testing.TB) string {
 		srv, startErr = start()
 	}
 	if startErr != nil {
-		if errors.Is(startErr, errUnavailable) && !inCI() {
-			tb.Skip(startErr.Error())
+		msg := startErr.Error()
+		if told {
+			msg = "cosmostest: " + reasonGiven
 		}
-		tb.Fatal(startErr)
+		told = true
+		if errors.Is(startErr, errUnavailable) && !inCI() {
+			tb.Skip(msg)
+		}
+		tb.Fatal(msg)
 	}
 	return srv.endpoint
 }
+
+// reasonGiven is the short reason of every skip or failure after the first.
+const reasonGiven = "Cosmos test server unavailable; the first test that used it says why"
 
 // NewClient returns an azcosmos client for the server, with key
 // authentication and few, fast retries. It is closed when tb ends.
@@ -181,6 +202,69 @@ func DatabaseName(tb testing.TB) string {
 	return name + "-" + hex.EncodeToString(suffix[:])
 }
 
+// withoutServerEnv marks the child process of CheckWithoutServer.
+const withoutServerEnv = "COSMOSTEST_WITHOUT_SERVER"
+
+// CheckWithoutServer runs the tests of this test binary that match the
+// -test.run pattern run again, twice, in child processes that find no
+// server (an empty launcher directory), as on a fresh clone without the npm
+// packages. It fails t unless, with CI unset, the child passes, at least
+// one test skips and the reason with the install hint is given exactly
+// once; and, with CI=true, the child fails with that reason. Every package
+// whose tests use the server should check itself this way, so that none of
+// its tests fails, or passes on nothing, when the server is missing.
+//
+// In the child, CheckWithoutServer skips t.
+func CheckWithoutServer(t *testing.T, run string) {
+	t.Helper()
+	if os.Getenv(withoutServerEnv) != "" {
+		t.Skip("cosmostest: in the child of CheckWithoutServer")
+	}
+	empty := t.TempDir()
+	for _, ci := range []string{"", "true"} {
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run="+run, "-test.v", "-test.count=1")
+		cmd.Env = append(environWithout("CI", "COSMOSTEST_SERVER_DIR", withoutServerEnv),
+			withoutServerEnv+"=1", "COSMOSTEST_SERVER_DIR="+empty, "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		hints := strings.Count(string(out), InstallHint)
+		if ci == "" {
+			if err != nil || hints != 1 || !strings.Contains(string(out), "--- SKIP: ") {
+				t.Errorf("without the server and CI unset, -test.run=%s must pass, skipping with the install hint once: exit %v, %d hints; output without passes, skips and short reasons:\n%s", run, err, hints, outline(out))
+			}
+			continue
+		}
+		if err == nil || hints == 0 {
+			t.Errorf("without the server and CI=true, -test.run=%s must fail with the install hint: exit %v, %d hints; output without passes, skips and short reasons:\n%s", run, err, hints, outline(out))
+		}
+	}
+}
+
+// outline returns a child's verbose test output without the lines that
+// say nothing on a failure: test starts, passes, skips and short reasons.
+func outline(out []byte) string {
+	var b strings.Builder
+	for line := range strings.Lines(string(out)) {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "=== ") || strings.HasPrefix(trimmed, "--- PASS") || strings.HasPrefix(trimmed, "--- SKIP") || strings.HasSuffix(trimmed, reasonGiven) {
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// environWithout returns the environment without the named variables.
+func environWithout(names ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 func inCI() bool {
 	v := strings.ToLower(strings.TrimSpace(os.Getenv("CI")))
 	return v != "" && v != "0" && v != "false"
@@ -222,11 +306,11 @@ func start() (*server, error) {
 	}
 	nodePath, err := exec.LookPath(node)
 	if err != nil {
-		return nil, fmt.Errorf("%w: Node.js not found (%v); install Node.js 20+ and run %s", errUnavailable, err, InstallHint)
+		return nil, fmt.Errorf("%w: Node.js not found (%v); the Cosmos DB tests skip (fail when CI is set); to run them, install Node.js 20+ and run %s", errUnavailable, err, InstallHint)
 	}
 	for _, pkg := range []string{"@vercel/cosmosdb-server", "@zeit/cosmosdb-query"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
-			return nil, fmt.Errorf("%w: node_modules missing (%s); run %s", errUnavailable, pkg, InstallHint)
+			return nil, fmt.Errorf("%w: npm packages not installed (no %s in %s); the Cosmos DB tests skip (fail when CI is set); to run them, install the packages with %s", errUnavailable, pkg, filepath.Join(dir, "node_modules"), InstallHint)
 		}
 	}
 

@@ -536,13 +536,21 @@ func TestContinuationPaging(t *testing.T) {
 }
 
 // TestSkipUnlessCI runs this test binary again with the server directory
-// pointing at an empty directory: without CI the test skips with the
-// install hint, with CI=true it fails.
+// pointing at an empty directory: without CI (or with CI false) both
+// subtests skip and only the first gives the reason with the install hint;
+// with CI set they fail.
 func TestSkipUnlessCI(t *testing.T) {
 	if os.Getenv("COSMOSTEST_CHILD") == "1" {
-		cosmostest.Endpoint(t)
-		t.Log("server started")
+		for _, name := range []string{"first", "second"} {
+			t.Run(name, func(t *testing.T) {
+				cosmostest.Endpoint(t)
+				t.Log("server started")
+			})
+		}
 		return
+	}
+	if os.Getenv("COSMOSTEST_WITHOUT_SERVER") != "" {
+		t.Skip("runs children of its own")
 	}
 	empty := t.TempDir()
 	for _, tc := range []struct {
@@ -550,9 +558,11 @@ func TestSkipUnlessCI(t *testing.T) {
 		wantFail bool
 		want     string
 	}{
-		{"", false, "--- SKIP: TestSkipUnlessCI"},
-		{"false", false, "--- SKIP: TestSkipUnlessCI"},
-		{"true", true, "--- FAIL: TestSkipUnlessCI"},
+		{"", false, "--- SKIP: TestSkipUnlessCI/second"},
+		{"false", false, "--- SKIP: TestSkipUnlessCI/second"},
+		{"0", false, "--- SKIP: TestSkipUnlessCI/second"},
+		{"true", true, "--- FAIL: TestSkipUnlessCI/second"},
+		{"1", true, "--- FAIL: TestSkipUnlessCI/second"},
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSkipUnlessCI$", "-test.v")
 		cmd.Env = append(os.Environ(), "COSMOSTEST_CHILD=1", "COSMOSTEST_SERVER_DIR="+empty, "CI="+tc.ci)
@@ -560,10 +570,19 @@ func TestSkipUnlessCI(t *testing.T) {
 		if failed := err != nil; failed != tc.wantFail {
 			t.Errorf("CI=%q: exit error %v, want failure %v\n%s", tc.ci, err, tc.wantFail, out)
 		}
-		if !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), cosmostest.InstallHint) {
-			t.Errorf("CI=%q: output lacks %q and the install hint:\n%s", tc.ci, tc.want, out)
+		if !strings.Contains(string(out), tc.want) || strings.Count(string(out), cosmostest.InstallHint) != 1 {
+			t.Errorf("CI=%q: output lacks %q or the install hint, once:\n%s", tc.ci, tc.want, out)
+		}
+		if strings.Contains(string(out), "server started") {
+			t.Errorf("CI=%q: a test went on without the server:\n%s", tc.ci, out)
 		}
 	}
+}
+
+// TestWithoutServer: every test of this package skips without the server,
+// or fails in CI.
+func TestWithoutServer(t *testing.T) {
+	cosmostest.CheckWithoutServer(t, ".")
 }
 
 // TestVectorDistanceFollowsContainerPolicy: without an options argument the

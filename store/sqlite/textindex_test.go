@@ -76,7 +76,12 @@ func textOf(rng *rand.Rand, n int) string {
 // one (FTS5's bm25()) on a fixture of several users and kinds, after
 // replacements, deletions and supersessions applied to the cached index,
 // and with filters: the same ids in the same order with the same scores.
+// The short mode runs a third of the fixture and a fifth of the random
+// queries (about 15 s under -race, against 90 s).
 func TestTextIndexMatchesFTS5(t *testing.T) {
+	// n scales the fixture (n steps of writes, then n/5 of updates);
+	// random is the number of random queries.
+	n, random := pick(t, 100, 300), pick(t, 10, 50)
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s, err := Open(ctx, path, Config{Dimensions: 2})
@@ -106,7 +111,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 			Status: store.SessionCompleted, Summary: textOf(rng, 3+rng.IntN(20)), KeyTopics: strings.Fields(textOf(rng, rng.IntN(4)))}
 		require.NoError(t, s.PutSession(ctx, user, d))
 	}
-	for i := range 300 {
+	for i := range n {
 		put("alice", i)
 		if i%2 == 0 {
 			put("bob", i)
@@ -121,8 +126,8 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 		}
 	}
 
-	queries := make([]string, 0, 120)
-	for range 50 {
+	queries := make([]string, 0, random+6)
+	for range random {
 		queries = append(queries, textOf(rng, 1+rng.IntN(4)))
 	}
 	queries = append(queries, "running RUNS ran", "cafe café CAFÉ", "walrus", "walrus bond", "2024 401k", "the")
@@ -131,7 +136,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 		t.Helper()
 		for _, kind := range store.Kinds {
 			sp, _ := specOf(kind)
-			filters := []filter{{kind: kind}, {kind: kind, since: timeKey(t0(0).Add(50 * time.Minute)), until: timeKey(t0(0).Add(200 * time.Minute))}}
+			filters := []filter{{kind: kind}, {kind: kind, since: timeKey(t0(0).Add(time.Duration(n/6) * time.Minute)), until: timeKey(t0(0).Add(time.Duration(2*n/3) * time.Minute))}}
 			switch kind {
 			case store.KindInteraction:
 				filters = append(filters, filter{kind: kind, session: "s3"})
@@ -170,21 +175,21 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	// Writes through the store update alice's and bob's cached indexes in
 	// place; bob's writes change the table-wide statistics alice's scores
 	// use.
-	for i := range 60 {
-		put("alice", rng.IntN(400))
-		put("bob", rng.IntN(400))
+	for i := range n / 5 {
+		put("alice", rng.IntN(4*n/3))
+		put("bob", rng.IntN(4*n/3))
 		if i%4 == 0 {
-			putInsight("alice", rng.IntN(300))
-			putSession("alice", rng.IntN(40))
+			putInsight("alice", rng.IntN(n))
+			putSession("alice", rng.IntN(2*n/15))
 		}
 	}
-	for i := range 20 {
+	for i := range n / 15 {
 		err := s.DeleteDocument(ctx, "alice", store.KindInteraction, fmt.Sprintf("i%04d", i*7))
 		if err != nil {
 			require.ErrorIs(t, err, store.ErrNotFound)
 		}
 	}
-	for i := 0; i < 60; i += 6 {
+	for i := 0; i < n/5; i += 6 {
 		require.NoError(t, s.SupersedeInsight(ctx, "alice", fmt.Sprintf("n%04d", i), store.Supersession{Reason: store.ReasonForgotten}))
 	}
 	set := s.cache.get(cacheKey{"alice", store.KindInteraction})

@@ -183,3 +183,9 @@ func TestCommandOnCosmos(t *testing.T) {
 		assert.Equal(t, onSQLite[k], onCosmos[k], k)
 	}
 }
+
+// TestWithoutServer: without the Cosmos test server's npm packages,
+// TestCommandOnCosmos skips, saying why once; in CI it fails.
+func TestWithoutServer(t *testing.T) {
+	cosmostest.CheckWithoutServer(t, "^TestCommandOnCosmos$")
+}
