@@ -109,8 +109,12 @@ func TestMain(m *testing.M) {
 // AGENTMEMORY_LONG_TESTS set.
 func TestKillTrials(t *testing.T) {
 	trials := 30
-	if os.Getenv(longTestsEnv) != "" {
-		trials = 300
+	if v := os.Getenv(longTestsEnv); v != "" {
+		long, err := strconv.ParseBool(v)
+		require.NoError(t, err, "%s must be a boolean", longTestsEnv)
+		if long {
+			trials = 300
+		}
 	}
 	path := filepath.Join(t.TempDir(), "kill.db")
 	rng := rand.New(rand.NewPCG(1, 2))
