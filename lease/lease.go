@@ -58,11 +58,17 @@ func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (r
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	var holder *store.UserState // the other owner seen last, if any
+	held := func() error {
+		return fmt.Errorf("%w (%s, until %s): %w", ErrHeld, holder.LeaseOwner, holder.LeaseUntil.Format(time.RFC3339), ctx.Err())
+	}
 	for {
 		doc, err := st.GetUserState(ctx, userID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			doc = &store.UserState{ETag: store.CreateOnly}
+		case err != nil && holder != nil && ctx.Err() != nil:
+			return nil, held() // the wait ended in the middle of a look
 		case err != nil:
 			return nil, fmt.Errorf("lease: read user state: %w", err)
 		}
@@ -78,10 +84,11 @@ func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (r
 			}
 			continue // another process wrote first: look again
 		}
+		holder = doc
 		wait := min(cfg.Poll, doc.LeaseUntil.Sub(now))
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (%s, until %s): %w", ErrHeld, doc.LeaseOwner, doc.LeaseUntil.Format(time.RFC3339), ctx.Err())
+			return nil, held()
 		case <-time.After(wait):
 		}
 	}
