@@ -79,14 +79,15 @@ func (s *Session) Context() Context {
 	s.mu.Lock()
 	st := s.doc.State
 	turns := activeTurns(st, s.k.cfg.ActiveTurns)
+	init := s.init
 	s.mu.Unlock()
 
 	var profile, cumulative *piece
-	if p := s.init.Profile; p != nil && strings.TrimSpace(p.InsightText) != "" {
+	if p := init.Profile; p != nil && strings.TrimSpace(p.InsightText) != "" {
 		profile = &piece{item: ManifestItem{Kind: ItemProfile, ID: p.ID, Time: p.UpdatedAt}, text: defang(strings.TrimSpace(p.InsightText))}
 	}
 	var summaries []*piece // newest first
-	for _, r := range s.init.Recent {
+	for _, r := range init.Recent {
 		summaries = append(summaries, &piece{
 			item: ManifestItem{Kind: ItemSessionSummary, ID: r.ID, Time: r.StartTime},
 			text: fmt.Sprintf("- %s: %s", timeOf(r.StartTime), defang(oneLine(r.Summary))),

@@ -209,6 +209,17 @@ func (s *Session) migrate(ctx context.Context) error {
 	})
 }
 
+// ReloadInit reads the session's initialization block again, for when the
+// profile or the recent sessions changed after it opened (an insight
+// forgotten, say). A failed read leaves the parts it could not read out,
+// logged.
+func (s *Session) ReloadInit(ctx context.Context) {
+	ib := s.k.loadInit(ctx, s.userID, s.id)
+	s.mu.Lock()
+	s.init = ib
+	s.mu.Unlock()
+}
+
 // InitBlock is what a session starts with: the user's long-term profile and
 // their most recent completed sessions, newest first.
 type InitBlock struct {

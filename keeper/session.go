@@ -52,7 +52,11 @@ func (s *Session) ID() string { return s.id }
 func (s *Session) UserID() string { return s.userID }
 
 // Init returns the initialization block loaded when the session opened.
-func (s *Session) Init() InitBlock { return s.init }
+func (s *Session) Init() InitBlock {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.init
+}
 
 // State returns a copy of the live session state.
 func (s *Session) State() store.SessionState {

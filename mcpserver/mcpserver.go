@@ -344,6 +344,8 @@ type forgetIn struct {
 
 type forgetOut struct {
 	Forgotten string `json:"forgotten"`
+	// AlsoForgotten are the insights merged from it, forgotten with it.
+	AlsoForgotten []string `json:"also_forgotten,omitempty"`
 }
 
 func (h *handlers) retrieve(ctx context.Context, in queryIn) (factsOut, error) {
@@ -528,7 +530,7 @@ func (h *handlers) forget(ctx context.Context, in forgetIn) (forgetOut, error) {
 	if err := store.CheckID("insight_id", id); err != nil {
 		return forgetOut{}, err
 	}
-	err := h.mem.ForgetInsight(ctx, h.user, id)
+	forgot, err := h.mem.ForgetInsight(ctx, h.user, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return forgetOut{}, fmt.Errorf("no insight %q", id)
 	}
@@ -539,7 +541,7 @@ func (h *handlers) forget(ctx context.Context, in forgetIn) (forgetOut, error) {
 	if err != nil {
 		return forgetOut{}, fmt.Errorf("forgetting failed: %w", err)
 	}
-	return forgetOut{Forgotten: id}, nil
+	return forgetOut{Forgotten: id, AlsoForgotten: slices.DeleteFunc(forgot, func(x string) bool { return x == id })}, nil
 }
 
 func date(t time.Time) string {

@@ -134,8 +134,15 @@ func TestForgetInsightAndUser(t *testing.T) {
 	require.Len(t, ins, 1)
 
 	// Another user's insight id is not found for u2.
-	require.ErrorIs(t, f.mem.ForgetInsight(ctx, "u2", ins[0].ID), store.ErrNotFound)
-	require.NoError(t, f.mem.ForgetInsight(ctx, "u1", ins[0].ID))
+	_, err = f.mem.ForgetInsight(ctx, "u2", ins[0].ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	require.NoError(t, err, "the profile folded the insight in")
+	forgot, err := f.mem.ForgetInsight(ctx, "u1", ins[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{ins[0].ID}, forgot)
+	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	require.ErrorIs(t, err, store.ErrNotFound, "rebuilt from the remaining insights: none")
 	left, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
 	require.NoError(t, err)
 	assert.Empty(t, left)
@@ -144,8 +151,9 @@ func TestForgetInsightAndUser(t *testing.T) {
 	require.Len(t, audit, 1)
 	assert.Equal(t, store.ReasonForgotten, audit[0].SupersedeReason)
 
-	require.NoError(t, f.mem.ForgetInsight(ctx, "u1", store.LongTermID("u1")), "the profile can be forgotten")
-	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	_, err = f.mem.ForgetInsight(ctx, "u2", store.LongTermID("u2"))
+	require.NoError(t, err, "the profile can be forgotten")
+	_, err = f.st.GetInsight(ctx, "u2", store.LongTermID("u2"))
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	require.NoError(t, f.mem.ForgetUser(ctx, "u1"))
@@ -161,7 +169,7 @@ func TestForgetInsightAndUser(t *testing.T) {
 
 	other, err := f.st.ListInsights(ctx, "u2", store.InsightFilter{})
 	require.NoError(t, err)
-	assert.Len(t, other, 2, "u2's insight and profile untouched")
+	assert.Len(t, other, 1, "u2's insight untouched (its profile was forgotten above)")
 	require.Error(t, f.mem.ForgetUser(ctx, ""))
 }
 
@@ -229,11 +237,12 @@ func TestABacklogOfSessionsIsReflectedInBatches(t *testing.T) {
 func TestExportUserWritesEverythingOfTheUserOnly(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1 })
-	f.session(t, "u1", 12) // two interactions (1-10, 11-12), an insight, the profile
+	f.session(t, "u1", 12) // two interactions (1-10, 11-12), an insight, the profile (rebuilt away when the insight is forgotten)
 	f.session(t, "u2", 2)
 	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
 	require.NoError(t, err)
-	require.NoError(t, f.mem.ForgetInsight(ctx, "u1", ins[0].ID)) // in the export all the same
+	_, err = f.mem.ForgetInsight(ctx, "u1", ins[0].ID) // in the export all the same
+	require.NoError(t, err)
 
 	var buf bytes.Buffer
 	n, err := f.mem.ExportUser(ctx, "u1", &buf)
@@ -256,7 +265,9 @@ func TestExportUserWritesEverythingOfTheUserOnly(t *testing.T) {
 			assert.Equal(t, "forgotten", doc.Document["supersede_reason"], "the audit trail is part of the export")
 		}
 	}
-	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindTurn: 12, store.KindInteraction: 2, store.KindInsight: 2}, kinds)
+	// The forgotten insight stays for the audit; the profile built from it
+	// alone was rebuilt away.
+	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindTurn: 12, store.KindInteraction: 2, store.KindInsight: 1}, kinds)
 	assert.Contains(t, buf.String(), "u1 question 12")
 	assert.NotContains(t, buf.String(), "u2 question")
 

@@ -42,6 +42,56 @@ func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*Profil
 		return nil, err
 	}
 	defer unlock()
+	return r.reflectLongTerm(ctx, userID)
+}
+
+// RebuildLongTerm synthesises the user's long-term profile anew from the
+// active session insights alone, as if none had been folded in yet: after
+// an insight is forgotten, nothing it said survives in the profile. The
+// old profile is deleted first, then every active insight is folded in
+// again, batch after batch. With no active insight the user is left with
+// no profile. A failure midway leaves no profile and the insights
+// unprocessed, so the next ReflectLongTerm finishes the rebuild; the
+// forgotten content never returns.
+func (r *Reflector) RebuildLongTerm(ctx context.Context, userID string) (*ProfileResult, error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	err = r.st.DeleteDocument(ctx, userID, store.KindInsight, store.LongTermID(userID))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("reflection: delete profile: %w", err)
+	}
+	folded, err := r.st.ListInsights(ctx, userID, store.InsightFilter{Type: store.InsightSession, Processed: ptr(true)})
+	if err != nil {
+		return nil, fmt.Errorf("reflection: processed insights: %w", err)
+	}
+	for _, in := range folded {
+		in.Processed = false
+		if err := r.st.PutInsight(ctx, userID, in); err != nil {
+			return nil, fmt.Errorf("reflection: unmark insight %s: %w", in.ID, err)
+		}
+	}
+	all := &ProfileResult{}
+	for {
+		res, err := r.reflectLongTerm(ctx, userID)
+		if err != nil {
+			return all, err
+		}
+		all.Profile = res.Profile
+		all.Folded = append(all.Folded, res.Folded...)
+		if res.Remaining == 0 || len(res.Folded) == 0 {
+			all.Remaining = res.Remaining
+			return all, nil
+		}
+	}
+}
+
+func (r *Reflector) reflectLongTerm(ctx context.Context, userID string) (*ProfileResult, error) {
 	res := &ProfileResult{}
 	base, err := r.st.GetInsight(ctx, userID, store.LongTermID(userID))
 	switch {
