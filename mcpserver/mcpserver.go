@@ -197,7 +197,7 @@ func (h *handlers) addTools(s *mcp.Server, readOnly bool) error {
 				"With nothing new to fold in, the profile is left as it is."},
 			nil, h.updateProfile),
 		addTool(s, &mcp.Tool{Name: "forget_insight", Annotations: destructive,
-			Description: "Forget one insight about the user (by the id list_insights or search_memory gave). It no longer reaches any answer; an audit record stays. The profile's id deletes the profile."},
+			Description: "Forget one insight about the user (by the id list_insights or search_memory gave). It no longer reaches any answer: insights merged from it are forgotten with it and the profile is rebuilt without it; an audit record stays, and so does the conversation it came from. The profile's id deletes the profile."},
 			func(p props) { bound(p["insight_id"], 1, MaxIDLength) }, h.forget),
 	)
 }
