@@ -585,7 +585,7 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 		s.k.cfg.Logger.InfoContext(ctx, "memory: metadata completed on retry", "session", s.id, "interactions", n)
 	}
 	state := s.State()
-	summary, topics := s.sessionSummary(ctx, state)
+	summary, topics, summaryPending := s.sessionSummary(ctx, state)
 	var vec []float32
 	if summary != "" {
 		v, err := s.k.cfg.Embedder.Embed(ctx, []string{summary})
@@ -603,7 +603,7 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 		if d.Status == store.SessionCompleted {
 			return false, nil
 		}
-		d.Summary, d.SummaryVector, d.KeyTopics = summary, vec, topics
+		d.Summary, d.SummaryVector, d.KeyTopics, d.SummaryPending = summary, vec, topics, summaryPending
 		d.EndTime = s.k.cfg.Now().UTC()
 		d.Status = store.SessionCompleted
 		return true, nil
@@ -649,26 +649,86 @@ func (s *Session) pruneRest(ctx context.Context) ([]PruneResult, error) {
 	}
 }
 
-func (s *Session) sessionSummary(ctx context.Context, st store.SessionState) (string, []string) {
+// sessionSummary asks the model for the session summary; when it fails,
+// the cumulative summary stands in and pending is true.
+func (s *Session) sessionSummary(ctx context.Context, st store.SessionState) (summary string, topics []string, pending bool) {
 	if st.TurnCounter == 0 {
-		return "", nil
+		return "", nil, false
 	}
 	last := st.Turns
 	if n := s.k.cfg.ActiveTurns; len(last) > n {
 		last = last[len(last)-n:]
 	}
-	r, err := s.k.cfg.Prompts.SessionSummary(st.CumulativeSummary, promptTurns(last))
+	summary, topics, err := s.k.summarize(ctx, st.CumulativeSummary, last)
 	if err == nil {
-		var out *agent.ChatResponse
-		if out, err = s.k.cfg.Mini.Complete(ctx, r.Request()); err == nil {
-			var res prompts.SessionSummaryResult
-			if res, err = prompts.ParseSessionSummary([]byte(out.Message.Text)); err == nil {
-				return res.Summary, res.KeyTopics
-			}
-		}
+		return summary, topics, false
 	}
-	s.k.cfg.Logger.WarnContext(ctx, "memory: session summary failed; using the cumulative summary", "session", s.id, "err", err)
-	return st.CumulativeSummary, nil
+	s.k.cfg.Logger.WarnContext(ctx, "memory: session summary failed; the cumulative summary stands in until it is asked again", "session", s.id, "err", err)
+	return st.CumulativeSummary, nil, true
+}
+
+// summarize asks the model for a session summary from the cumulative
+// summary and the last turns.
+func (k *Keeper) summarize(ctx context.Context, cumulative string, last []store.Turn) (string, []string, error) {
+	r, err := k.cfg.Prompts.SessionSummary(cumulative, promptTurns(last))
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := k.cfg.Mini.Complete(ctx, r.Request())
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := prompts.ParseSessionSummary([]byte(out.Message.Text))
+	if err != nil {
+		return "", nil, err
+	}
+	return res.Summary, res.KeyTopics, nil
+}
+
+// maxSummaryRetries bounds the sessions one RetrySummaries call looks at.
+const maxSummaryRetries = 20
+
+// RetrySummaries asks the model again for the summaries of the user's
+// completed sessions that ended while it was failing (SummaryPending), the
+// most recent first, and stores those it gets. It returns how many it
+// completed; a session another process changed meanwhile is left for the
+// next call.
+func (k *Keeper) RetrySummaries(ctx context.Context, userID string) (int, error) {
+	docs, err := k.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted, Limit: maxSummaryRetries})
+	if err != nil {
+		return 0, fmt.Errorf("keeper: list sessions awaiting a summary: %w", err)
+	}
+	done := 0
+	for _, d := range docs {
+		if !d.SummaryPending {
+			continue
+		}
+		turns, err := k.st.ListTurns(ctx, userID, d.ID, max(1, d.State.PrunedThrough-k.cfg.ActiveTurns+1))
+		if err != nil {
+			return done, fmt.Errorf("keeper: read turns of session %s: %w", d.ID, err)
+		}
+		last := make([]store.Turn, 0, len(turns))
+		for _, t := range turns[max(0, len(turns)-k.cfg.ActiveTurns):] {
+			last = append(last, *t)
+		}
+		summary, topics, err := k.summarize(ctx, d.State.CumulativeSummary, last)
+		if err != nil {
+			return done, fmt.Errorf("keeper: summary of session %s: %w", d.ID, err)
+		}
+		d.Summary, d.KeyTopics, d.SummaryVector, d.SummaryPending = summary, mergeTopics(topics, d.KeyTopics), nil, false
+		if v, err := k.cfg.Embedder.Embed(ctx, []string{summary}); err == nil && len(v) == 1 {
+			d.SummaryVector = v[0]
+		}
+		d.UpdatedAt = k.cfg.Now().UTC()
+		if err := k.st.PutSession(ctx, userID, d); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				continue
+			}
+			return done, fmt.Errorf("keeper: store summary of session %s: %w", d.ID, err)
+		}
+		done++
+	}
+	return done, nil
 }
 
 func mergeTopics(a, b []string) []string {

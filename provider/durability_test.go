@@ -173,6 +173,16 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 			docs, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: sess.ID(), MetadataPending: true})
 			require.NoError(t, err)
 			assert.NotEmpty(t, docs, "what the model did not give is flagged for later")
+			assert.True(t, res.Session.SummaryPending, "the summary is owed")
+
+			// The model is back: the next session's end completes the owed summary.
+			f.srv.HandleChat(f.model.answer)
+			require.NoError(t, f.mem.Flush(ctx))
+			f.session(t, "u1", 1)
+			doc, err := f.st.GetSession(ctx, "u1", sess.ID())
+			require.NoError(t, err)
+			assert.False(t, doc.SummaryPending)
+			assert.Equal(t, "Planned a 401k rollover and retirement savings.", doc.Summary)
 		})
 	}
 }

@@ -431,6 +431,19 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	}
 	p.mu.Unlock()
 	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
+	// Sessions of the user that ended while the model was failing get
+	// their summary now, if the model is back (this one included).
+	p.q.offer(job{
+		key:  "summaries\x00" + userID,
+		what: "session summaries for user " + userID,
+		run: func(ctx context.Context) error {
+			n, err := p.k.RetrySummaries(ctx, userID)
+			if n > 0 {
+				p.log.InfoContext(ctx, "memory: session summaries completed", "user", userID, "sessions", n)
+			}
+			return err
+		},
+	})
 	if p.cfg.Reflection == ReflectOnEnd {
 		p.scheduleReflect(userID)
 	}

@@ -165,6 +165,9 @@ type SessionSummary struct {
 	Summary           string           `json:"summary,omitempty"`
 	SummaryVector     []float32        `json:"summary_vector,omitempty"`
 	KeyTopics         []string         `json:"key_topics,omitempty"`
+	// SummaryPending marks a session that ended while the model failed:
+	// Summary holds the cumulative summary until the model is asked again.
+	SummaryPending bool `json:"summary_pending,omitempty"`
 	ExtractedInsights []string         `json:"extracted_insights,omitempty"`
 	Status            SessionStatus    `json:"status"`
 	ReflectionStatus  ReflectionStatus `json:"reflection_status"`
