@@ -158,16 +158,16 @@ const (
 
 // SessionSummary is the one document of a session. Its ID is the session id.
 type SessionSummary struct {
-	ID                string           `json:"id"`
-	UserID            string           `json:"user_id"`
-	StartTime         time.Time        `json:"start_time"`
-	EndTime           time.Time        `json:"end_time,omitzero"`
-	Summary           string           `json:"summary,omitempty"`
-	SummaryVector     []float32        `json:"summary_vector,omitempty"`
-	KeyTopics         []string         `json:"key_topics,omitempty"`
+	ID            string    `json:"id"`
+	UserID        string    `json:"user_id"`
+	StartTime     time.Time `json:"start_time"`
+	EndTime       time.Time `json:"end_time,omitzero"`
+	Summary       string    `json:"summary,omitempty"`
+	SummaryVector []float32 `json:"summary_vector,omitempty"`
+	KeyTopics     []string  `json:"key_topics,omitempty"`
 	// SummaryPending marks a session that ended while the model failed:
 	// Summary holds the cumulative summary until the model is asked again.
-	SummaryPending bool `json:"summary_pending,omitempty"`
+	SummaryPending    bool             `json:"summary_pending,omitempty"`
 	ExtractedInsights []string         `json:"extracted_insights,omitempty"`
 	Status            SessionStatus    `json:"status"`
 	ReflectionStatus  ReflectionStatus `json:"reflection_status"`
