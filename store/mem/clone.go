@@ -48,11 +48,15 @@ func cloneSession(d *store.SessionSummary) *store.SessionSummary {
 	if d.State.Turns != nil {
 		c.State.Turns = make([]store.Turn, len(d.State.Turns))
 		for i, t := range d.State.Turns {
-			t.Time = t.Time.UTC()
-			t.Messages = slices.Clone(t.Messages) // TurnMessage holds only strings
-			t.Metadata = maps.Clone(t.Metadata)
-			c.State.Turns[i] = t
+			c.State.Turns[i] = cloneTurn(t)
 		}
 	}
 	return &c
+}
+
+func cloneTurn(t store.Turn) store.Turn {
+	t.Time = t.Time.UTC()
+	t.Messages = slices.Clone(t.Messages) // TurnMessage holds only strings and ints
+	t.Metadata = maps.Clone(t.Metadata)
+	return t
 }

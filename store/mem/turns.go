@@ -2,7 +2,6 @@ package mem
 
 import (
 	"context"
-	"slices"
 
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -32,7 +31,8 @@ func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) er
 	} else {
 		t.Seq = max(t.Seq, 1)
 	}
-	u.turns[t.SessionID] = append(turns, cloneTurn(t))
+	c := cloneTurn(*t)
+	u.turns[t.SessionID] = append(turns, &c)
 	return nil
 }
 
@@ -52,21 +52,10 @@ func (s *Store) ListTurns(ctx context.Context, userID, sessionID string, from in
 	if u := s.user(userID); u != nil {
 		for _, t := range u.turns[sessionID] {
 			if t.Seq >= from {
-				out = append(out, cloneTurn(t))
+				c := cloneTurn(*t)
+				out = append(out, &c)
 			}
 		}
 	}
 	return out, nil
-}
-
-func cloneTurn(t *store.Turn) *store.Turn {
-	c := *t
-	c.Messages = slices.Clone(t.Messages)
-	if t.Metadata != nil {
-		c.Metadata = make(map[string]string, len(t.Metadata))
-		for k, v := range t.Metadata {
-			c.Metadata[k] = v
-		}
-	}
-	return &c
 }
