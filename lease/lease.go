@@ -27,10 +27,7 @@ const (
 var ErrHeld = errors.New("lease: held by another owner")
 
 // Store is what a lease needs of a store.
-type Store interface {
-	GetUserState(ctx context.Context, userID string) (*store.UserState, error)
-	PutUserState(ctx context.Context, userID string, doc *store.UserState) error
-}
+type Store = store.UserStateStore
 
 // Config tunes Acquire. The zero value uses the defaults.
 type Config struct {
@@ -63,29 +60,29 @@ func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (r
 		return fmt.Errorf("%w (%s, until %s): %w", ErrHeld, holder.LeaseOwner, holder.LeaseUntil.Format(time.RFC3339), ctx.Err())
 	}
 	for {
-		doc, err := st.GetUserState(ctx, userID)
+		var other *store.UserState
+		var now time.Time
+		taken, err := store.UpdateUserState(ctx, st, userID, func(doc *store.UserState) (bool, error) {
+			now, other = cfg.Now(), nil
+			if doc.LeaseOwner != "" && doc.LeaseOwner != owner && now.Before(doc.LeaseUntil) {
+				other = doc
+				return false, nil
+			}
+			doc.LeaseOwner, doc.LeaseUntil, doc.UpdatedAt = owner, now.Add(cfg.TTL).UTC(), now.UTC()
+			return true, nil
+		})
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			doc = &store.UserState{ETag: store.CreateOnly}
+		case taken:
+			return func() { releaseLease(st, userID, owner) }, nil
+		case errors.Is(err, store.ErrConflict):
+			continue // other processes kept writing first: look again
 		case err != nil && holder != nil && ctx.Err() != nil:
 			return nil, held() // the wait ended in the middle of a look
 		case err != nil:
-			return nil, fmt.Errorf("lease: read user state: %w", err)
+			return nil, fmt.Errorf("lease: user state: %w", err)
 		}
-		now := cfg.Now()
-		if doc.LeaseOwner == "" || doc.LeaseOwner == owner || !now.Before(doc.LeaseUntil) {
-			doc.LeaseOwner, doc.LeaseUntil, doc.UpdatedAt = owner, now.Add(cfg.TTL).UTC(), now.UTC()
-			err := st.PutUserState(ctx, userID, doc)
-			if err == nil {
-				return func() { releaseLease(st, userID, owner) }, nil
-			}
-			if !errors.Is(err, store.ErrConflict) {
-				return nil, fmt.Errorf("lease: write user state: %w", err)
-			}
-			continue // another process wrote first: look again
-		}
-		holder = doc
-		wait := min(cfg.Poll, doc.LeaseUntil.Sub(now))
+		holder = other
+		wait := min(cfg.Poll, other.LeaseUntil.Sub(now))
 		select {
 		case <-ctx.Done():
 			return nil, held()
@@ -99,14 +96,11 @@ func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (r
 func releaseLease(st Store, userID, owner string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for range 4 {
-		doc, err := st.GetUserState(ctx, userID)
-		if err != nil || doc.LeaseOwner != owner {
-			return
+	_, _ = store.UpdateUserState(ctx, st, userID, func(doc *store.UserState) (bool, error) {
+		if doc.LeaseOwner != owner {
+			return false, nil
 		}
 		doc.LeaseOwner, doc.LeaseUntil = "", time.Time{}
-		if err := st.PutUserState(ctx, userID, doc); !errors.Is(err, store.ErrConflict) {
-			return
-		}
-	}
+		return true, nil
+	})
 }

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentmemory/agentmemory/reflection"
@@ -120,14 +119,7 @@ func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful i
 // reports (and resets) the counts that reached Config.ReconcileEvery and
 // Config.ProfileEvery: one ETag-guarded write, retried on a conflict.
 func (p *MemoryProvider) count(ctx context.Context, userID string, fruitful int, decide bool) (reconcile, profile bool, err error) {
-	for range 8 {
-		doc, err := p.st.GetUserState(ctx, userID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			doc = &store.UserState{ETag: store.CreateOnly}
-		case err != nil:
-			return false, false, err
-		}
+	_, err = store.UpdateUserState(ctx, p.st, userID, func(doc *store.UserState) (bool, error) {
 		doc.SinceReconcile += fruitful
 		doc.SinceProfile += fruitful
 		reconcile = decide && p.cfg.ReconcileEvery > 0 && doc.SinceReconcile >= p.cfg.ReconcileEvery
@@ -138,17 +130,11 @@ func (p *MemoryProvider) count(ctx context.Context, userID string, fruitful int,
 		if profile {
 			doc.SinceProfile = 0
 		}
-		if !reconcile && !profile && fruitful == 0 {
-			return false, false, nil
-		}
 		doc.UpdatedAt = p.cfg.Now().UTC()
-		err = p.st.PutUserState(ctx, userID, doc)
-		if err == nil {
-			return reconcile, profile, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return false, false, err
-		}
+		return reconcile || profile || fruitful > 0, nil
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("provider: reflection counts of %s: %w", userID, err)
 	}
-	return false, false, fmt.Errorf("provider: reflection counts of %s: still changing after 8 attempts", userID)
+	return reconcile, profile, nil
 }

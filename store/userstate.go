@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -48,3 +50,41 @@ func (v Validator) UserState(userID string, doc *UserState) error {
 // UserStateID is the document id a backend may give the user state where
 // it keeps it beside the user's sessions; it is refused as a session id.
 const UserStateID = "agentmemory.user-state"
+
+// UserStateStore is the part of a Store that keeps user states.
+type UserStateStore interface {
+	GetUserState(ctx context.Context, userID string) (*UserState, error)
+	PutUserState(ctx context.Context, userID string, doc *UserState) error
+}
+
+// maxUserStateAttempts bounds UpdateUserState's read-change-write loop.
+const maxUserStateAttempts = 8
+
+// UpdateUserState applies change to the user's state (a new, empty one when
+// the user has none) and writes it guarded by the ETag it was read with,
+// reading again and reapplying change on a conflict. change reports whether
+// there is anything to write; UpdateUserState reports whether it wrote.
+// After maxUserStateAttempts conflicts in a row it fails with ErrConflict.
+func UpdateUserState(ctx context.Context, st UserStateStore, userID string, change func(*UserState) (bool, error)) (bool, error) {
+	for range maxUserStateAttempts {
+		doc, err := st.GetUserState(ctx, userID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			doc = &UserState{ETag: CreateOnly}
+		case err != nil:
+			return false, err
+		}
+		write, err := change(doc)
+		if err != nil || !write {
+			return false, err
+		}
+		err = st.PutUserState(ctx, userID, doc)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return false, err
+		}
+	}
+	return false, fmt.Errorf("%w: user state of %s still changing after %d attempts", ErrConflict, userID, maxUserStateAttempts)
+}
