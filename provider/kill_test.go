@@ -18,8 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/embed/lexical"
-	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -82,15 +81,11 @@ func openChildStack(ctx context.Context, path string) (*provider.MemoryProvider,
 	if err != nil {
 		return nil, err
 	}
-	client, err := offline.New(offline.Config{})
+	m, err := stack.ModelsFromEnv(nil, true)
 	if err != nil {
 		return nil, err
 	}
-	emb, err := lexical.New(lexical.Config{})
-	if err != nil {
-		return nil, err
-	}
-	return provider.New(st, provider.Config{Chat: client, Embedder: emb, K: 3, Reflection: provider.ReflectManual,
+	return provider.New(st, provider.Config{Chat: m.Chat, Embedder: m.Embedder, K: 3, Reflection: provider.ReflectManual,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
