@@ -245,9 +245,10 @@ func ContentHash(text string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// InteractionID returns the deterministic id of the interaction covering
-// turns first..last of a session, so that a retried prune overwrites rather
-// than duplicates.
+// InteractionID returns the id earlier versions gave the interaction
+// covering turns first..last of a session. Prunes now use ChunkID, which
+// does not depend on where a chunk ends; documents under these ids are
+// still read, and replaced when a prune overlaps them.
 func InteractionID(sessionID string, first, last int) string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", sessionID, first, last))
 	return "int-" + hex.EncodeToString(sum[:16])
