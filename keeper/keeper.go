@@ -142,6 +142,7 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 		return nil, fmt.Errorf("keeper: open: %w", err)
 	}
 	doc, err := k.st.GetSession(ctx, userID, sessionID)
+	created := false // this call wrote the new session document
 	if errors.Is(err, store.ErrNotFound) {
 		doc = &store.SessionSummary{
 			ID:               sessionID,
@@ -154,6 +155,7 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 		}
 		doc.UpdatedAt = doc.StartTime
 		err = k.st.PutSession(ctx, userID, doc)
+		created = err == nil
 		if errors.Is(err, store.ErrConflict) { // another process created it first: resume theirs
 			doc, err = k.st.GetSession(ctx, userID, sessionID)
 		}
@@ -172,12 +174,14 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("keeper: open session %s: %w", sessionID, err)
 	}
-	turns, err := k.st.ListTurns(ctx, userID, sessionID, max(1, doc.State.PrunedThrough-k.cfg.ActiveTurns+1))
-	if err != nil {
-		return nil, fmt.Errorf("keeper: open session %s: read turns: %w", sessionID, err)
-	}
-	for _, t := range turns {
-		s.cache(*t)
+	if !created { // a session this call created has no turns to resume
+		turns, err := k.st.ListTurns(ctx, userID, sessionID, max(1, doc.State.PrunedThrough-k.cfg.ActiveTurns+1))
+		if err != nil {
+			return nil, fmt.Errorf("keeper: open session %s: read turns: %w", sessionID, err)
+		}
+		for _, t := range turns {
+			s.cache(*t)
+		}
 	}
 	s.init = k.loadInit(ctx, userID, sessionID)
 	return s, nil
@@ -203,10 +207,8 @@ func (s *Session) migrate(ctx context.Context) error {
 		}
 	}
 	s.doc.State.Turns = nil
-	return s.update(ctx, "migrate turns", func(d *store.SessionSummary) (bool, error) {
-		d.State.Turns = nil
-		return true, nil
-	})
+	// update writes the document without turns: all it takes is a write.
+	return s.update(ctx, "migrate turns", func(*store.SessionSummary) (bool, error) { return true, nil })
 }
 
 // ReloadInit reads the session's initialization block again, for when the
