@@ -14,10 +14,10 @@ var ErrInvalidUserID = errors.New("agent: invalid user id")
 
 // ValidateUserID checks that id is usable as a user id (and so as a Cosmos
 // DB partition key): not blank, at most 255 bytes of valid UTF-8, without
-// control characters, '/', '\\', '?' or '#'. Its error wraps
-// ErrInvalidUserID.
+// control characters, '/', '\\', '?' or '#', and not the one id the stores
+// reserve for their deletion log. Its error wraps ErrInvalidUserID.
 func ValidateUserID(id string) error {
-	if err := ident.Check(id); err != nil {
+	if err := ident.CheckUser(id); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidUserID, err)
 	}
 	return nil

@@ -12,7 +12,8 @@ import (
 
 func TestValidateUserID(t *testing.T) {
 	require.NoError(t, ValidateUserID("user-123@example.com"))
-	for _, bad := range []string{"", "   ", "a/b", `a\b`, "a?b", "a#b", "a\nb", strings.Repeat("x", 256), "\xff"} {
+	for _, bad := range []string{"", "   ", "a/b", `a\b`, "a?b", "a#b", "a\nb", strings.Repeat("x", 256), "\xff",
+		"agentmemory.deletion-log"} { // reserved for the stores' deletion log
 		assert.ErrorIs(t, ValidateUserID(bad), ErrInvalidUserID, "%q", bad)
 	}
 }

@@ -92,8 +92,18 @@ type Store interface {
 	// DeleteDocument removes one document for good (no soft delete), or
 	// fails with ErrNotFound.
 	DeleteDocument(ctx context.Context, userID string, kind Kind, id string) error
+	// DeleteSession removes the session document and every turn record of
+	// the session, for good, and returns how many turns it removed. It
+	// fails with ErrNotFound when the user has neither a session document
+	// nor turns under sessionID, and with ErrInvalid for a malformed
+	// sessionID or UserStateID (the user state is not a session). The
+	// session's interactions and insights are separate documents
+	// (DeleteDocument removes them).
+	DeleteSession(ctx context.Context, userID, sessionID string) (turns int, err error)
 	// DeleteUser removes every document of the user in every kind, every
-	// turn and the user state: the right to be forgotten. Deleting a user with no documents succeeds.
+	// turn and the user state: the right to be forgotten. Deleting a user
+	// with no documents succeeds. It leaves the deletion log (see
+	// DeletionLog), which outlives the users it names.
 	DeleteUser(ctx context.Context, userID string) error
 
 	// As lets a caller reach the backend's own client for what the portable

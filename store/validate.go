@@ -24,9 +24,9 @@ const (
 
 // CheckUserID returns an error wrapping ErrInvalid unless userID is a usable
 // user id (see package ident's rule: not blank, at most 255 bytes, no
-// control characters, '/', '\\', '?' or '#').
+// control characters, '/', '\\', '?' or '#'), and not DeletionLogPartition.
 func CheckUserID(userID string) error {
-	if err := ident.Check(userID); err != nil {
+	if err := ident.CheckUser(userID); err != nil {
 		return fmt.Errorf("%w: user id: %v", ErrInvalid, err)
 	}
 	return nil

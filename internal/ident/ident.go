@@ -14,6 +14,22 @@ import (
 // MaxLen is the longest id accepted, in bytes (Cosmos DB allows 255).
 const MaxLen = 255
 
+// ReservedUserID is the one id that is valid as an id but never as a user
+// id: stores keep their deletion log, which spans users, under it (see
+// package store's DeletionLogPartition).
+const ReservedUserID = "agentmemory.deletion-log"
+
+// CheckUser is Check for a user id: it also refuses ReservedUserID.
+func CheckUser(id string) error {
+	if err := Check(id); err != nil {
+		return err
+	}
+	if id == ReservedUserID {
+		return fmt.Errorf("%q is reserved", id)
+	}
+	return nil
+}
+
 // Check returns nil if id is usable: not blank, at most MaxLen bytes, valid
 // UTF-8, without control characters or the characters '/', '\\', '?' and
 // '#' that Cosmos DB forbids in ids.

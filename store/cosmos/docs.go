@@ -408,6 +408,48 @@ func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Ki
 	return mapErr("delete "+string(kind)+" "+id, s.del(ctx, kind, userID, id))
 }
 
+// DeleteSession removes the session document and the session's turn
+// items, which share its partition: one query for their ids, then one
+// delete each. The user state (store.UserStateID) is refused as a session
+// id, and the query matches only the session document (no doc_type) and
+// the turns of the session, so nothing else of the partition goes.
+func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (int, error) {
+	if err := s.check(userID); err != nil {
+		return 0, err
+	}
+	if err := store.SessionToDelete(sessionID); err != nil {
+		return 0, err
+	}
+	q := newQuery(userID)
+	q.cond("((c.id = " + q.param(sessionID) + " AND NOT IS_DEFINED(c.doc_type)) OR (c.doc_type = " +
+		q.param(docTypeTurn) + " AND c.session_id = " + q.param(sessionID) + "))")
+	items, err := s.query(ctx, store.KindSessionSummary, userID, "SELECT c.id, c.doc_type FROM c"+q.whereClause(), q.params)
+	if err != nil {
+		return 0, mapErr("delete session "+sessionID, err)
+	}
+	if len(items) == 0 {
+		return 0, fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
+	}
+	turns := 0
+	for _, b := range items {
+		var row struct {
+			ID      string `json:"id"`
+			DocType string `json:"doc_type"`
+		}
+		if err := json.Unmarshal(b, &row); err != nil {
+			return turns, fmt.Errorf("cosmos: delete session %s: decode: %w", sessionID, err)
+		}
+		err := s.del(ctx, store.KindSessionSummary, userID, row.ID)
+		if err != nil && statusOf(err) != http.StatusNotFound {
+			return turns, mapErr("delete session "+sessionID, err)
+		}
+		if row.DocType == docTypeTurn && err == nil {
+			turns++
+		}
+	}
+	return turns, nil
+}
+
 // maxDeletePasses bounds DeleteUser's list-and-delete passes per container
 // when documents keep arriving while it runs.
 const maxDeletePasses = 4

@@ -40,6 +40,7 @@ type Store struct {
 	closed bool
 	users  map[string]*userDocs
 	etags  uint64 // last ETag handed out
+	log    []*store.DeletionRecord // the deletion log; log[i].Seq == i+1
 }
 
 // userDocs is one user's partition.
@@ -51,7 +52,10 @@ type userDocs struct {
 	state        *store.UserState
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store       = (*Store)(nil)
+	_ store.DeletionLog = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New(cfg Config) *Store {
@@ -459,6 +463,32 @@ func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Ki
 	return nil
 }
 
+// DeleteSession implements store.Store.
+func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (int, error) {
+	if err := s.begin(ctx, userID); err != nil {
+		return 0, err
+	}
+	if err := store.SessionToDelete(sessionID); err != nil {
+		return 0, err
+	}
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	u := s.user(userID)
+	if u == nil {
+		return 0, fmt.Errorf("mem: session %q: %w", sessionID, store.ErrNotFound)
+	}
+	_, doc := u.sessions[sessionID]
+	turns, hasTurns := u.turns[sessionID]
+	if !doc && !hasTurns {
+		return 0, fmt.Errorf("mem: session %q: %w", sessionID, store.ErrNotFound)
+	}
+	delete(u.sessions, sessionID)
+	delete(u.turns, sessionID)
+	return len(turns), nil
+}
+
 // DeleteUser implements store.Store.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	if err := s.begin(ctx, userID); err != nil {
@@ -483,5 +513,6 @@ func (s *Store) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.users = nil
+	s.log = nil
 	return nil
 }

@@ -184,6 +184,46 @@ func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Ki
 	})
 }
 
+// DeleteSession removes the session document and the session's turns in
+// one write transaction.
+func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (int, error) {
+	if err := s.check(userID); err != nil {
+		return 0, err
+	}
+	if err := store.SessionToDelete(sessionID); err != nil {
+		return 0, err
+	}
+	var turns int64
+	err := s.write(ctx, "delete session", userID, func(tx *sql.Tx) ([]change, error) {
+		res, err := tx.ExecContext(ctx, `DELETE FROM session_summaries WHERE user_id = ? AND id = ?`, userID, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := res.RowsAffected()
+		if err != nil {
+			return nil, err
+		}
+		res, err = tx.ExecContext(ctx, `DELETE FROM turns WHERE user_id = ? AND session_id = ?`, userID, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		if turns, err = res.RowsAffected(); err != nil {
+			return nil, err
+		}
+		if docs == 0 && turns == 0 {
+			return nil, fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
+		}
+		if docs == 0 {
+			return nil, nil // turns are not cached: no generation to bump
+		}
+		return []change{{kind: store.KindSessionSummary, remove: sessionID}}, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int(turns), nil
+}
+
 // DeleteUser removes every document of the user in every kind, with their
 // full-text entries and generation rows. Deleting a user with no documents
 // succeeds.

@@ -66,11 +66,14 @@ func everyMethod(t *testing.T) []call {
 		{"DeleteDocument", func(st store.Store, u string) error {
 			return st.DeleteDocument(c, u, store.KindInteraction, "i1")
 		}},
+		{"DeleteSession", func(st store.Store, u string) error { _, err := st.DeleteSession(c, u, "s1"); return err }},
 		{"DeleteUser", func(st store.Store, u string) error { return st.DeleteUser(c, u) }},
 	}
 }
 
-var badUserIDs = []string{"", " ", "\t\n", "a/b", "/", `a\b`, "a?b", "a#b", "a\x00b", "a\nb", "\xff", strings.Repeat("u", 256)}
+// badUserIDs are malformed user ids, and the one reserved for the
+// deletion log's partition.
+var badUserIDs = []string{"", " ", "\t\n", "a/b", "/", `a\b`, "a?b", "a#b", "a\x00b", "a\nb", "\xff", strings.Repeat("u", 256), store.DeletionLogPartition}
 
 func testInvalid(t *testing.T, s *suite) {
 	t.Run("UserID", func(t *testing.T) {

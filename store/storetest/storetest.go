@@ -80,6 +80,8 @@ func RunConformance(t *testing.T, open Opener) {
 		{"Concurrency", testConcurrency},
 		{"Turns", testTurns},
 		{"UserState", testUserState},
+		{"DeleteSession", testDeleteSession},
+		{"DeletionLog", testDeletionLog},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, s) })
