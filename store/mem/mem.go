@@ -39,7 +39,7 @@ type Store struct {
 	mu     sync.RWMutex
 	closed bool
 	users  map[string]*userDocs
-	etags  uint64 // last ETag handed out
+	etags  uint64                  // last ETag handed out
 	log    []*store.DeletionRecord // the deletion log; log[i].Seq == i+1
 }
 
