@@ -62,7 +62,32 @@ func (r *Reflector) RebuildLongTerm(ctx context.Context, userID string) (*Profil
 		return nil, err
 	}
 	defer unlock()
-	err = r.st.DeleteDocument(ctx, userID, store.KindInsight, store.LongTermID(userID))
+	return r.rebuildLongTerm(ctx, userID)
+}
+
+// Forget runs erase under the user's lease, so that no reflection,
+// reconciliation or profile update of the user interleaves with it (in
+// this process or another), and then, when erase reports that the profile
+// carried something it removed, rebuilds the profile as RebuildLongTerm
+// does before letting go. The result is nil when no rebuild ran.
+func (r *Reflector) Forget(ctx context.Context, userID string, erase func(ctx context.Context) (rebuild bool, err error)) (*ProfileResult, error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
+	unlock, err := r.lock(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rebuild, err := erase(ctx)
+	if err != nil || !rebuild {
+		return nil, err
+	}
+	return r.rebuildLongTerm(ctx, userID)
+}
+
+func (r *Reflector) rebuildLongTerm(ctx context.Context, userID string) (*ProfileResult, error) {
+	err := r.st.DeleteDocument(ctx, userID, store.KindInsight, store.LongTermID(userID))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("reflection: delete profile: %w", err)
 	}
