@@ -207,7 +207,7 @@ func startOver(ctx context.Context, w io.Writer, st store.Store, mem *provider.M
 	if len(old) == 0 {
 		return nil
 	}
-	if err := mem.ForgetUser(ctx, userID); err != nil {
+	if _, err := mem.ForgetUser(ctx, userID); err != nil {
 		return fmt.Errorf("forget the earlier run's memory: %w", err)
 	}
 	fmt.Fprintf(w, "memory: forgot what an earlier run left for %s (%d sessions); the story starts over\n", userID, len(old))

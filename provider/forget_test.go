@@ -3,25 +3,90 @@ package provider_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/erasure"
+	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// Forgetting an insight follows it into the long-term profile: the profile
-// is synthesised again without it, and an open session's next context, a
-// search of insights and the export's active documents no longer hold the
-// fact.
-func TestForgottenInsightLeavesTheProfile(t *testing.T) {
+// surfaces gathers everything through which memory reaches a model or a
+// user, for one user and query: direct retrieval, the mini-agent's answer,
+// the store's searches of every kind, the listed insights, the next
+// session's initialization block and the export.
+func surfaces(t *testing.T, ctx context.Context, mem *provider.MemoryProvider, st store.Store, a *agent.Agent, rec *lastRequest, user, query string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	out["direct retrieval"] = mem.Retriever().Retrieve(ctx, user, query, true).Text
+	ans := mem.Retriever().Retrieve(ctx, user, query, false)
+	require.NoError(t, ans.Err)
+	out["mini-agent answer"] = ans.Text
+	req := store.SearchRequest{Text: query, TopK: 50}
+	var b strings.Builder
+	ints, err := st.SearchInteractions(ctx, user, req)
+	require.NoError(t, err)
+	for _, h := range ints {
+		fmt.Fprintln(&b, h.Doc.Content, h.Doc.Summary)
+	}
+	ins, err := st.SearchInsights(ctx, user, req)
+	require.NoError(t, err)
+	for _, h := range ins {
+		fmt.Fprintln(&b, h.Doc.InsightText)
+	}
+	ses, err := st.SearchSessions(ctx, user, req)
+	require.NoError(t, err)
+	for _, h := range ses {
+		fmt.Fprintln(&b, h.Doc.Summary)
+	}
+	out["store search"] = b.String()
+	b.Reset()
+	all, err := st.ListInsights(ctx, user, store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	for _, in := range all {
+		fmt.Fprintln(&b, in.InsightText)
+	}
+	out["insights, audit read included"] = b.String()
+	if a != nil {
+		sess, err := a.NewUserSession(user)
+		require.NoError(t, err)
+		rec.req = nil
+		_, err = a.Run(ctx, sess, agent.UserText("Hello again."))
+		require.NoError(t, err)
+		b.Reset()
+		for _, m := range rec.req.Messages {
+			if strings.HasPrefix(m.Text, "<memory>") {
+				b.WriteString(m.Text)
+			}
+		}
+		out["next session's initialization block"] = b.String()
+	}
+	var buf bytes.Buffer
+	_, err = mem.ExportUser(ctx, user, &buf)
+	require.NoError(t, err)
+	out["export"] = buf.String()
+	return out
+}
+
+// Forgetting an insight with its conversation leaves the fact nowhere: not
+// in any search, the mini-agent's answer, the profile, the next session's
+// block or the export. What else the user said stays, and the deletion
+// log verifies.
+func TestForgetInsightWithItsConversation(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.ProfileEvery = 1 })
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.ProfileEvery = 1; c.Mini = c.Chat })
+	rec := &lastRequest{ChatClient: s.chat}
+	a := agent.New(rec, agent.Config{ContextProviders: []agent.ContextProvider{s.mem}})
 	for _, said := range []string{
 		"I'm nervous about market volatility; I lost money in 2022.",
 		"I want to retire at 60 and I'm not sure I'm saving enough.",
@@ -33,40 +98,46 @@ func TestForgottenInsightLeavesTheProfile(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.mem.Flush(ctx))
 	}
+	before := surfaces(t, ctx, s.mem, s.st, a, rec, "u1", "market volatility")
+	for where, text := range before {
+		require.Contains(t, strings.ToLower(text), "volatility", "before: %s holds the fact", where)
+	}
 	prof, err := s.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
 	require.NoError(t, err)
 	require.Contains(t, prof.InsightText, "volatility")
-	require.Contains(t, prof.InsightText, "retire at 60")
 
-	// A session is open (its initialization block loaded) while the user
-	// asks to forget.
+	// A session is open (its block loaded) while the user asks to forget.
 	open, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	require.NoError(t, s.mem.StartSession(ctx, open))
 
-	ins, err := s.st.SearchInsights(ctx, "u1", store.SearchRequest{Text: "market volatility", InsightType: store.InsightSession})
+	hits, err := s.st.SearchInsights(ctx, "u1", store.SearchRequest{Text: "market volatility", InsightType: store.InsightSession})
 	require.NoError(t, err)
-	require.NotEmpty(t, ins)
-	target := ins[0].Doc
+	require.NotEmpty(t, hits)
+	target := hits[0].Doc
 	require.Contains(t, target.InsightText, "volatility")
-	forgot, err := s.mem.ForgetInsight(ctx, "u1", target.ID)
+	rc, err := s.mem.ForgetInsight(ctx, "u1", target.ID, provider.ForgetOptions{Sources: true})
 	require.NoError(t, err)
-	assert.Equal(t, []string{target.ID}, forgot)
+	assert.Equal(t, []string{target.ID}, rc.IDs(store.KindInsight, erasure.Deleted))
+	assert.Equal(t, target.SessionIDs, rc.IDs(store.KindSessionSummary, erasure.Deleted), "its session, with it")
+	assert.Equal(t, 1, rc.Count(store.KindTurn, erasure.Deleted))
+	assert.Len(t, rc.IDs(store.KindInteraction, erasure.Deleted), 1)
+	assert.Equal(t, []string{store.LongTermID("u1")}, rc.IDs(store.KindInsight, erasure.Rewritten))
+	assert.EqualValues(t, 1, rc.LogSeq)
 
+	after := surfaces(t, ctx, s.mem, s.st, a, rec, "u1", "market volatility")
+	for where, text := range after {
+		assert.NotContains(t, strings.ToLower(text), "volatility", "after: %s", where)
+	}
+	assert.Contains(t, after["export"], "retire at 60", "the rest stays")
 	prof, err = s.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
 	require.NoError(t, err)
-	assert.NotContains(t, prof.InsightText, "volatility", "the profile was synthesised again without it")
-	assert.Contains(t, prof.InsightText, "retire at 60", "and keeps the rest")
-	assert.NotContains(t, prof.SourceInsightIDs, target.ID)
+	assert.Contains(t, prof.InsightText, "retire at 60", "the profile was made anew from what is left")
 
-	hits, err := s.st.SearchInsights(ctx, "u1", store.SearchRequest{Text: "market volatility"})
-	require.NoError(t, err)
-	for _, h := range hits {
-		assert.NotContains(t, h.Doc.InsightText, "volatility", "search of insights and profile")
-	}
-	rec := &lastRequest{ChatClient: s.chat}
-	a := agent.New(rec, agent.Config{ContextProviders: []agent.ContextProvider{s.mem}})
-	_, err = a.Run(ctx, open, agent.UserText("How should I invest?"))
+	// The open session's block was read again.
+	rec.req = nil
+	oa := agent.New(rec, agent.Config{ContextProviders: []agent.ContextProvider{s.mem}})
+	_, err = oa.Run(ctx, open, agent.UserText("How should I invest?"))
 	require.NoError(t, err)
 	var block string
 	for _, m := range rec.req.Messages {
@@ -74,42 +145,176 @@ func TestForgottenInsightLeavesTheProfile(t *testing.T) {
 			block = m.Text
 		}
 	}
-	profile, _, _ := strings.Cut(block, "### Recent Session Summaries")
-	require.Contains(t, profile, "### Key Insights")
-	assert.Contains(t, profile, "retire at 60", "the open session's block was read again")
-	assert.NotContains(t, profile, "volatility", "its profile no longer holds the fact (the session summaries, the conversation itself, stay)")
-	var buf bytes.Buffer
-	_, err = s.mem.ExportUser(ctx, "u1", &buf)
+	assert.Contains(t, block, "retire at 60")
+	assert.NotContains(t, block, "volatility")
+
+	head, err := s.mem.DeletionLog().Verify(ctx)
 	require.NoError(t, err)
-	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
-		if strings.Contains(line, "volatility") {
-			assert.True(t, strings.Contains(line, `"supersede_reason":"forgotten"`) || strings.Contains(line, `"kind":"turns"`) ||
-				strings.Contains(line, `"kind":"interactions"`) || strings.Contains(line, `"kind":"session_summaries"`),
-				"only the audit record and the conversation itself still hold it: %s", line)
-		}
-	}
+	assert.Equal(t, rc.LogSeq, head.Seq)
+	assert.Equal(t, rc.LogHash, head.Hash)
 }
 
-// An insight merged from the forgotten one (naming it among its sources)
-// is forgotten with it.
+// Without Sources the conversation stays and is still found as
+// conversation, but no insight, profile or insight search holds the fact.
+func TestForgetInsightKeepsItsConversation(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.ProfileEvery = 1 })
+	sess, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	require.NoError(t, s.mem.Record(ctx, sess, agent.UserText("I'm nervous about market volatility; I lost money in 2022.")))
+	_, err = s.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	require.NoError(t, s.mem.Flush(ctx))
+	ins, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	require.Len(t, ins, 1)
+	rc, err := s.mem.ForgetInsight(ctx, "u1", ins[0].ID, provider.ForgetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, rc.IDs(store.KindSessionSummary, erasure.Deleted))
+	all, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	assert.Empty(t, all, "deleted for good, and the profile (made of it alone) with it")
+	ints, err := s.st.SearchInteractions(ctx, "u1", store.SearchRequest{Text: "market volatility"})
+	require.NoError(t, err)
+	assert.NotEmpty(t, ints, "the conversation stays")
+	_, err = s.mem.ForgetInsight(ctx, "u1", ins[0].ID, provider.ForgetOptions{})
+	assert.ErrorIs(t, err, store.ErrNotFound, "forgotten already")
+}
+
+// Merges follow a forgotten insight: what was merged from it goes, what had
+// been merged into that as a duplicate comes back, a contradiction it won
+// stays settled, and an earlier version's soft-forgotten insight (which
+// kept its text) is swept away.
 func TestForgetFollowsMergedInsights(t *testing.T) {
 	ctx := context.Background()
 	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	dup := store.Supersession{By: "m", Reason: store.ReasonDuplicate, At: time.Now()}
 	for _, in := range []*store.Insight{
 		{ID: "a", InsightType: store.InsightSession, InsightText: "Nervous about volatility."},
-		{ID: "b", InsightType: store.InsightSession, InsightText: "Worried about market swings.", SourceInsightIDs: []string{"a"}},
-		{ID: "c", InsightType: store.InsightSession, InsightText: "Fears a crash.", SourceInsightIDs: []string{"b"}},
+		{ID: "b", InsightType: store.InsightSession, InsightText: "Worried about market swings."},
+		{ID: "m", InsightType: store.InsightSession, InsightText: "Worried about swings and volatility.", SourceInsightIDs: []string{"a", "b"}},
+		{ID: "c", InsightType: store.InsightSession, InsightText: "Fears a crash.", SourceInsightIDs: []string{"m"}},
 		{ID: "d", InsightType: store.InsightSession, InsightText: "Wants to retire at 60."},
+		{ID: "old", InsightType: store.InsightSession, InsightText: "Has a secret account."},
 	} {
 		require.NoError(t, s.st.PutInsight(ctx, "u1", in))
 	}
-	forgot, err := s.mem.ForgetInsight(ctx, "u1", "a")
+	require.NoError(t, s.st.SupersedeInsight(ctx, "u1", "a", dup))
+	require.NoError(t, s.st.SupersedeInsight(ctx, "u1", "b", dup))
+	require.NoError(t, s.st.SupersedeInsight(ctx, "u1", "old", store.Supersession{Reason: store.ReasonForgotten, At: time.Now()}))
+
+	rc, err := s.mem.ForgetInsight(ctx, "u1", "a", provider.ForgetOptions{})
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"a", "b", "c"}, forgot)
-	left, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{})
+	assert.ElementsMatch(t, []string{"a", "m", "c", "old"}, rc.IDs(store.KindInsight, erasure.Deleted))
+	assert.Equal(t, []string{"b"}, rc.IDs(store.KindInsight, erasure.Rewritten))
+	left, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
 	require.NoError(t, err)
-	require.Len(t, left, 1)
-	assert.Equal(t, "d", left[0].ID)
+	var ids []string
+	for _, in := range left {
+		ids = append(ids, in.ID)
+		assert.False(t, in.Superseded(), "%s is active", in.ID)
+	}
+	assert.ElementsMatch(t, []string{"b", "d"}, ids, "b, merged into m as a duplicate, comes back")
+}
+
+// Forgetting a session over a model (the scripted OpenAI-compatible
+// server, which writes every summary and insight from what it is shown)
+// removes its turns, interactions, summary and the insights drawn from it
+// alone, rebuilds the profile without it, and leaves the other session and
+// the other user as they were; the mini-agent, which searches memory
+// through its tools, no longer finds it.
+func TestForgetSessionOverTheModel(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1; c.ReconcileEvery = -1 })
+	words := regexp.MustCompile(`codeword-[a-z]+`)
+	seen := func(r fakeopenai.Request) string {
+		var b strings.Builder
+		for _, m := range r.Chat.Messages[1:] {
+			b.WriteString(m.Content)
+		}
+		found := words.FindAllString(b.String(), -1)
+		slices.Sort(found)
+		return strings.Join(slices.Compact(found), " and ")
+	}
+	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		sys := r.SystemText()
+		switch {
+		case strings.HasPrefix(sys, "agentmemory:prompt=interaction_metadata"):
+			return fakeopenai.JSON(map[string]any{"summary": "The client mentioned " + seen(r) + ".", "mentioned_topics": []string{"codes"}, "entities": []string{}})
+		case strings.HasPrefix(sys, "agentmemory:prompt=cumulative_summary"):
+			return fakeopenai.Text("The client mentioned " + seen(r) + ".")
+		case strings.HasPrefix(sys, "agentmemory:prompt=session_summary"):
+			return fakeopenai.JSON(map[string]any{"summary": "The client mentioned " + seen(r) + ".", "key_topics": []string{"codes"}})
+		case strings.HasPrefix(sys, "agentmemory:prompt=session_reflection"):
+			return fakeopenai.JSON(map[string]any{"reflection_flag": "insight", "insights": []map[string]any{
+				{"category": "preference", "insight_text": "The client's code word is " + seen(r) + ".", "confidence": 0.9, "importance": "high"},
+			}})
+		case strings.HasPrefix(sys, "agentmemory:prompt=profile_synthesis"):
+			return fakeopenai.Text("The client uses " + seen(r) + ".")
+		case strings.HasPrefix(sys, "agentmemory:prompt=fact_retrieval"):
+			last := r.Chat.Messages[len(r.Chat.Messages)-1]
+			if last.Role != "tool" {
+				return fakeopenai.ToolCalls(fakeopenai.Call("s1", "search_interactions", `{"query":"code word"}`),
+					fakeopenai.Call("s2", "search_insights", `{"query":"code word"}`),
+					fakeopenai.Call("s3", "search_session_summaries", `{"query":"code word"}`))
+			}
+			if w := seen(r); w != "" {
+				return fakeopenai.Text("The client's code words: " + w + ".")
+			}
+			return fakeopenai.Text("No relevant information found in memory.")
+		}
+		return fakeopenai.Text("Noted.")
+	})
+	first := f.agent.NewUserSession
+	say := func(user, text string) *agent.Session {
+		sess, err := first(user)
+		require.NoError(t, err)
+		_, err = f.agent.Run(ctx, sess, agent.UserText(text))
+		require.NoError(t, err)
+		_, err = f.mem.EndSession(ctx, sess)
+		require.NoError(t, err)
+		require.NoError(t, f.mem.Flush(ctx))
+		return sess
+	}
+	gone := say("u1", "My code word is codeword-zebra.")
+	say("u1", "My other code word is codeword-okapi.")
+	say("u2", "My code word is codeword-heron.")
+	before := surfaces(t, ctx, f.mem, f.st, nil, nil, "u1", "code word")
+	for where, text := range before {
+		require.Contains(t, text, "codeword-zebra", "before: %s", where)
+	}
+	u2before := surfaces(t, ctx, f.mem, f.st, nil, nil, "u2", "code word")
+
+	memSession := gone.ID()
+	sessions, err := f.st.ListSessions(ctx, "u1", store.SessionFilter{})
+	require.NoError(t, err)
+	for _, d := range sessions {
+		if strings.Contains(d.Summary, "zebra") {
+			memSession = d.ID
+		}
+	}
+	_, err = f.mem.ForgetSession(ctx, "u2", memSession)
+	require.ErrorIs(t, err, store.ErrNotFound, "another user's session is not found")
+	rc, err := f.mem.ForgetSession(ctx, "u1", memSession)
+	require.NoError(t, err)
+	assert.Equal(t, []string{memSession}, rc.IDs(store.KindSessionSummary, erasure.Deleted))
+	assert.Equal(t, 1, rc.Count(store.KindTurn, erasure.Deleted))
+	assert.Len(t, rc.IDs(store.KindInteraction, erasure.Deleted), 1)
+	assert.Len(t, rc.IDs(store.KindInsight, erasure.Deleted), 1)
+	assert.Contains(t, rc.IDs(store.KindInsight, erasure.Rewritten), store.LongTermID("u1"))
+
+	after := surfaces(t, ctx, f.mem, f.st, nil, nil, "u1", "code word")
+	for where, text := range after {
+		assert.NotContains(t, text, "codeword-zebra", "after: %s", where)
+	}
+	assert.Contains(t, after["mini-agent answer"], "codeword-okapi", "the other session stays")
+	assert.Contains(t, after["export"], "codeword-okapi")
+	assert.Equal(t, u2before, surfaces(t, ctx, f.mem, f.st, nil, nil, "u2", "code word"), "the other user is untouched")
+
+	_, err = f.mem.ForgetSession(ctx, "u1", memSession)
+	assert.ErrorIs(t, err, store.ErrNotFound, "nothing left under it")
+	_, err = f.mem.DeletionLog().Verify(ctx)
+	require.NoError(t, err)
 }
 
 // lastRequest keeps the last request the model was sent.

@@ -30,6 +30,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/erasure"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/reflection"
@@ -153,6 +154,13 @@ type Config struct {
 	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
 
+	// DeletionLogKey is the secret the deletion log's keyed hashes are
+	// made with (erasure.Config.Key), when the store keeps a deletion log
+	// (store.DeletionLog; every backend here does). Nil means the log's
+	// own random key, kept in the log: the hashes are then pseudonyms
+	// that anyone holding the store can test guesses against.
+	DeletionLogKey []byte
+
 	// Reflection selects when session reflection runs; the zero value is
 	// ReflectOnEnd.
 	Reflection ReflectionTrigger
@@ -200,6 +208,8 @@ type MemoryProvider struct {
 	cfg Config
 	log *slog.Logger
 	q   *queue
+	// dlog is the store's deletion log; nil when the store keeps none.
+	dlog *erasure.Log
 
 	mu        sync.Mutex
 	live      *lru[*liveSession]    // by memory session id
@@ -322,8 +332,13 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
 	log := cfg.Logger.With("component", "agentmemory")
+	var dlog *erasure.Log
+	if dl, ok := st.(store.DeletionLog); ok {
+		dlog = erasure.New(dl, erasure.Config{Key: cfg.DeletionLogKey, Now: cfg.Now})
+	}
 	return &MemoryProvider{
-		st: st, k: k, r: r, rf: rf, cfg: cfg, log: log,
+		dlog: dlog,
+		st:   st, k: k, r: r, rf: rf, cfg: cfg, log: log,
 		q: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
 		live: newLRU(cfg.MaxLive, func(_ string, ls *liveSession) {
 			if ls.timer != nil {

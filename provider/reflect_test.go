@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/erasure"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
@@ -134,29 +135,28 @@ func TestForgetInsightAndUser(t *testing.T) {
 	require.Len(t, ins, 1)
 
 	// Another user's insight id is not found for u2.
-	_, err = f.mem.ForgetInsight(ctx, "u2", ins[0].ID)
+	_, err = f.mem.ForgetInsight(ctx, "u2", ins[0].ID, provider.ForgetOptions{})
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
 	require.NoError(t, err, "the profile folded the insight in")
-	forgot, err := f.mem.ForgetInsight(ctx, "u1", ins[0].ID)
+	rc, err := f.mem.ForgetInsight(ctx, "u1", ins[0].ID, provider.ForgetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{ins[0].ID}, forgot)
+	assert.Equal(t, []string{ins[0].ID}, rc.IDs(store.KindInsight, erasure.Deleted))
 	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
 	require.ErrorIs(t, err, store.ErrNotFound, "rebuilt from the remaining insights: none")
-	left, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	audit, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
 	require.NoError(t, err)
-	assert.Empty(t, left)
-	audit, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession, IncludeSuperseded: true})
-	require.NoError(t, err)
-	require.Len(t, audit, 1)
-	assert.Equal(t, store.ReasonForgotten, audit[0].SupersedeReason)
+	assert.Empty(t, audit, "deleted, not marked")
 
-	_, err = f.mem.ForgetInsight(ctx, "u2", store.LongTermID("u2"))
+	_, err = f.mem.ForgetInsight(ctx, "u2", store.LongTermID("u2"), provider.ForgetOptions{})
 	require.NoError(t, err, "the profile can be forgotten")
 	_, err = f.st.GetInsight(ctx, "u2", store.LongTermID("u2"))
 	require.ErrorIs(t, err, store.ErrNotFound)
 
-	require.NoError(t, f.mem.ForgetUser(ctx, "u1"))
+	rc, err = f.mem.ForgetUser(ctx, "u1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, rc.Count(store.KindSessionSummary, erasure.Deleted))
+	assert.Equal(t, 2, rc.Count(store.KindTurn, erasure.Deleted))
 	docs, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, docs)
@@ -170,7 +170,8 @@ func TestForgetInsightAndUser(t *testing.T) {
 	other, err := f.st.ListInsights(ctx, "u2", store.InsightFilter{})
 	require.NoError(t, err)
 	assert.Len(t, other, 1, "u2's insight untouched (its profile was forgotten above)")
-	require.Error(t, f.mem.ForgetUser(ctx, ""))
+	_, err = f.mem.ForgetUser(ctx, "")
+	require.Error(t, err)
 }
 
 func TestInsightsAreExtractedEveryNTurns(t *testing.T) {
@@ -241,7 +242,7 @@ func TestExportUserWritesEverythingOfTheUserOnly(t *testing.T) {
 	f.session(t, "u2", 2)
 	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
 	require.NoError(t, err)
-	_, err = f.mem.ForgetInsight(ctx, "u1", ins[0].ID) // in the export all the same
+	_, err = f.mem.ForgetInsight(ctx, "u1", ins[0].ID, provider.ForgetOptions{}) // gone from the export
 	require.NoError(t, err)
 
 	var buf bytes.Buffer
@@ -261,13 +262,11 @@ func TestExportUserWritesEverythingOfTheUserOnly(t *testing.T) {
 		for _, v := range []string{"content_vector", "summary_vector", "insight_vector"} {
 			assert.NotContains(t, doc.Document, v, "vectors are left out")
 		}
-		if doc.Document["id"] == ins[0].ID {
-			assert.Equal(t, "forgotten", doc.Document["supersede_reason"], "the audit trail is part of the export")
-		}
+		assert.NotEqual(t, ins[0].ID, doc.Document["id"], "a forgotten insight is not kept")
 	}
-	// The forgotten insight stays for the audit; the profile built from it
-	// alone was rebuilt away.
-	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindTurn: 12, store.KindInteraction: 2, store.KindInsight: 1}, kinds)
+	// The forgotten insight is gone, and so is the profile built from it
+	// alone.
+	assert.Equal(t, map[store.Kind]int{store.KindSessionSummary: 1, store.KindTurn: 12, store.KindInteraction: 2}, kinds)
 	assert.Contains(t, buf.String(), "u1 question 12")
 	assert.NotContains(t, buf.String(), "u2 question")
 
