@@ -24,8 +24,16 @@
 //     turns); with a turn_id, recording the same turn again is a no-op;
 //   - end_session(session_id): ends it (final prune, summary, reflection);
 //   - update_profile(): folds new insights into the long-term profile;
-//   - forget_insight(insight_id): soft-deletes an insight (kept for audit);
-//     the profile's id deletes the profile.
+//   - forget_insight(insight_id, include_conversation): deletes an insight
+//     and what was merged from it, rebuilds the profile without it, and
+//     with include_conversation also forgets the sessions it came from;
+//     the profile's id deletes the profile;
+//   - forget_session(session_id), forget_interaction(interaction_id):
+//     delete a conversation, or one stored excerpt of it, with the
+//     insights drawn from it alone and the profile rebuilt without them.
+//
+// Each forget tool answers with its receipt (what was deleted and
+// rewritten, and the deletion-log record); see provider.Receipt.
 //
 // Every tool advertises its bounds in its input schema (string lengths,
 // top_k's range, the document kinds and insight categories) and holds to
@@ -35,7 +43,7 @@
 // The annotations are statements about the tools: the first four are
 // read-only; the writing ones are idempotent (record_turn through its
 // turn_id: without one a repeated call records the exchange again);
-// update_profile (which rewrites the profile) and forget_insight are
+// update_profile (which rewrites the profile) and the forget tools are
 // destructive; no tool reaches beyond this memory (openWorldHint false).
 //
 // Memory text in tool results is data for the client's model, and is
@@ -59,6 +67,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/erasure"
 	"github.com/agentmemory/agentmemory/internal/ident"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
@@ -197,8 +206,16 @@ func (h *handlers) addTools(s *mcp.Server, readOnly bool) error {
 				"With nothing new to fold in, the profile is left as it is."},
 			nil, h.updateProfile),
 		addTool(s, &mcp.Tool{Name: "forget_insight", Annotations: destructive,
-			Description: "Forget one insight about the user (by the id list_insights or search_memory gave). It no longer reaches any answer: insights merged from it are forgotten with it and the profile is rebuilt without it; an audit record stays, and so does the conversation it came from. The profile's id deletes the profile."},
+			Description: "Forget one insight about the user (by the id list_insights or search_memory gave), for good: it is deleted, insights merged from it are deleted with it, and the profile is rebuilt without it, before the call returns. " +
+				"The conversation it came from stays unless include_conversation is true, which forgets those sessions too. The profile's id deletes the profile. " +
+				"Returns the receipt: what was deleted and rewritten, and the deletion-log record (which keeps ids and counts, never content)."},
 			func(p props) { bound(p["insight_id"], 1, MaxIDLength) }, h.forget),
+		addTool(s, &mcp.Tool{Name: "forget_session", Annotations: destructive,
+			Description: "Forget one conversation of the user (a session id from search_memory, get_user_context or record_turn), for good: its exchanges, its summary, its stored excerpts and the insights drawn from it alone are deleted, and the profile is rebuilt without them, before the call returns. Returns the receipt."},
+			sessionOnly, h.forgetSession),
+		addTool(s, &mcp.Tool{Name: "forget_interaction", Annotations: destructive,
+			Description: "Forget one stored excerpt of a conversation (an interaction id from search_memory) and the insights drawn from it alone; the profile is rebuilt without them. The session's recorded exchanges stay (forget_session removes them). Returns the receipt."},
+			func(p props) { bound(p["interaction_id"], 1, MaxIDLength) }, h.forgetInteraction),
 	)
 }
 
@@ -339,13 +356,52 @@ type profileOut struct {
 }
 
 type forgetIn struct {
-	InsightID string `json:"insight_id" jsonschema:"the id of the insight to forget"`
+	InsightID           string `json:"insight_id" jsonschema:"the id of the insight to forget"`
+	IncludeConversation bool   `json:"include_conversation,omitempty" jsonschema:"also forget the sessions the insight was drawn from"`
 }
 
 type forgetOut struct {
 	Forgotten string `json:"forgotten"`
-	// AlsoForgotten are the insights merged from it, forgotten with it.
+	// AlsoForgotten are the other insights deleted with it (merged from
+	// it, or drawn from a forgotten conversation alone).
 	AlsoForgotten []string `json:"also_forgotten,omitempty"`
+	receiptOut
+}
+
+type forgetSessionIn struct {
+	SessionID string `json:"session_id" jsonschema:"the id of the session to forget"`
+}
+
+type forgetInteractionIn struct {
+	InteractionID string `json:"interaction_id" jsonschema:"the id of the interaction to forget"`
+}
+
+// receiptOut is a provider.Receipt as a tool result.
+type receiptOut struct {
+	// Deleted counts what was deleted by kind (turns counted one by one).
+	Deleted map[string]int `json:"deleted"`
+	// DeletedIDs lists the deleted ids by kind (a session's turns under
+	// its session id).
+	DeletedIDs map[string][]string `json:"deleted_ids"`
+	// Rewritten lists derived documents made anew without what was
+	// forgotten, as "kind/id".
+	Rewritten []string `json:"rewritten,omitempty"`
+	// LogRecord is the number of the deletion-log record of this call.
+	LogRecord int64 `json:"log_record,omitempty"`
+}
+
+func receiptOf(rc *provider.Receipt) receiptOut {
+	out := receiptOut{Deleted: map[string]int{}, DeletedIDs: map[string][]string{}, LogRecord: rc.LogSeq}
+	for _, it := range rc.Items {
+		switch it.Action {
+		case erasure.Deleted:
+			out.Deleted[string(it.Kind)] += max(it.Count, 1)
+			out.DeletedIDs[string(it.Kind)] = append(out.DeletedIDs[string(it.Kind)], it.ID)
+		case erasure.Rewritten:
+			out.Rewritten = append(out.Rewritten, string(it.Kind)+"/"+it.ID)
+		}
+	}
+	return out
 }
 
 func (h *handlers) retrieve(ctx context.Context, in queryIn) (factsOut, error) {
@@ -530,18 +586,54 @@ func (h *handlers) forget(ctx context.Context, in forgetIn) (forgetOut, error) {
 	if err := store.CheckID("insight_id", id); err != nil {
 		return forgetOut{}, err
 	}
-	forgot, err := h.mem.ForgetInsight(ctx, h.user, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return forgetOut{}, fmt.Errorf("no insight %q", id)
+	rc, err := h.mem.ForgetInsight(ctx, h.user, id, provider.ForgetOptions{Sources: in.IncludeConversation})
+	if err := forgetErr("insight", id, rc, err); err != nil {
+		return forgetOut{}, err
 	}
-	if errors.Is(err, store.ErrConflict) {
-		return forgetOut{}, fmt.Errorf("insight %q was already replaced when insights were reconciled, and reaches no answer; "+
-			"to forget what it said, forget the insight that replaced it (%w)", id, err)
+	return forgetOut{Forgotten: id, receiptOut: receiptOf(rc),
+		AlsoForgotten: slices.DeleteFunc(rc.IDs(store.KindInsight, erasure.Deleted), func(x string) bool { return x == id })}, nil
+}
+
+func (h *handlers) forgetSession(ctx context.Context, in forgetSessionIn) (receiptOut, error) {
+	id := strings.TrimSpace(in.SessionID)
+	if err := store.CheckID("session_id", id); err != nil {
+		return receiptOut{}, err
 	}
-	if err != nil {
-		return forgetOut{}, fmt.Errorf("forgetting failed: %w", err)
+	rc, err := h.mem.ForgetSession(ctx, h.user, id)
+	if err := forgetErr("session", id, rc, err); err != nil {
+		return receiptOut{}, err
 	}
-	return forgetOut{Forgotten: id, AlsoForgotten: slices.DeleteFunc(forgot, func(x string) bool { return x == id })}, nil
+	return receiptOf(rc), nil
+}
+
+func (h *handlers) forgetInteraction(ctx context.Context, in forgetInteractionIn) (receiptOut, error) {
+	id := strings.TrimSpace(in.InteractionID)
+	if err := store.CheckID("interaction_id", id); err != nil {
+		return receiptOut{}, err
+	}
+	rc, err := h.mem.ForgetInteraction(ctx, h.user, id)
+	if err := forgetErr("interaction", id, rc, err); err != nil {
+		return receiptOut{}, err
+	}
+	return receiptOf(rc), nil
+}
+
+// forgetErr turns a forget call's error into the tool's: what is unknown,
+// or what was deleted before the failure.
+func forgetErr(what, id string, rc *provider.Receipt, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("no %s %q", what, id)
+	case errors.Is(err, provider.ErrNotLogged):
+		out, _ := json.Marshal(receiptOf(rc))
+		return fmt.Errorf("forgotten (%s), but the deletion log was not written: %w", out, err)
+	case rc != nil:
+		out, _ := json.Marshal(receiptOf(rc))
+		return fmt.Errorf("forgetting failed after deleting %s: %w", out, err)
+	}
+	return fmt.Errorf("forgetting failed: %w", err)
 }
 
 func date(t time.Time) string {

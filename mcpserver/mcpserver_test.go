@@ -106,7 +106,7 @@ func TestToolsRoundTrip(t *testing.T) {
 		assert.False(t, has, "%s: no tool takes a user id", tool.Name)
 	}
 	slices.Sort(names)
-	assert.Equal(t, []string{"end_session", "forget_insight", "get_user_context", "list_insights", "record_turn", "retrieve_user_facts", "search_memory", "update_profile"}, names)
+	assert.Equal(t, []string{"end_session", "forget_insight", "forget_interaction", "forget_session", "get_user_context", "list_insights", "record_turn", "retrieve_user_facts", "search_memory", "update_profile"}, names)
 
 	exchanges := [][2]string{
 		{"I'm 35 and married, and I want to retire at 60.", "Let's plan for it."},
@@ -166,18 +166,42 @@ func TestToolsRoundTrip(t *testing.T) {
 	require.Len(t, uc.RecentSessions, 1)
 	assert.Equal(t, "chat-1", uc.RecentSessions[0].ID)
 
-	var forgot struct{ Forgotten string }
+	var forgot struct {
+		Forgotten  string
+		Deleted    map[string]int
+		Rewritten  []string
+		LogRecord  int64 `json:"log_record"`
+		DeletedIDs map[string][]string `json:"deleted_ids"`
+	}
 	require.Empty(t, call(t, cs, "forget_insight", map[string]any{"insight_id": cats["concern"]}, &forgot))
+	assert.Equal(t, cats["concern"], forgot.Forgotten)
+	assert.Equal(t, map[string]int{"insights": 1}, forgot.Deleted, "the conversation stays without include_conversation")
+	assert.Equal(t, []string{"insights/" + store.LongTermID("dana")}, forgot.Rewritten, "the profile is made anew")
+	assert.EqualValues(t, 1, forgot.LogRecord)
 	require.Empty(t, call(t, cs, "list_insights", map[string]any{"category": "concern"}, &list))
 	assert.Empty(t, list.Insights)
 	audit, err := s.st.ListInsights(ctx, "dana", store.InsightFilter{Category: "concern", IncludeSuperseded: true})
 	require.NoError(t, err)
-	require.Len(t, audit, 1)
-	assert.Equal(t, store.ReasonForgotten, audit[0].SupersedeReason)
+	assert.Empty(t, audit, "deleted, not marked")
+	require.Empty(t, call(t, cs, "get_user_context", nil, &uc))
+	assert.NotContains(t, uc.Profile, "volatility", "the profile no longer holds the concern")
+	assert.Contains(t, uc.Profile, "retire at 60")
 
-	// Ending again is harmless and reports the summary.
-	require.Empty(t, call(t, cs, "end_session", map[string]any{"session_id": "chat-1"}, &end))
-	assert.NotEmpty(t, end.Summary)
+	// Forgetting the whole conversation: its summary leaves the context too.
+	require.Empty(t, call(t, cs, "forget_session", map[string]any{"session_id": "chat-1"}, &forgot))
+	assert.Equal(t, []string{"chat-1"}, forgot.DeletedIDs["session_summaries"])
+	assert.Positive(t, forgot.Deleted["turns"])
+	require.Empty(t, call(t, cs, "get_user_context", nil, &uc))
+	assert.Empty(t, uc.RecentSessions)
+	assert.Empty(t, uc.Profile, "every insight came from that conversation")
+	require.Empty(t, call(t, cs, "list_insights", nil, &list))
+	assert.Empty(t, list.Insights)
+	require.Empty(t, call(t, cs, "retrieve_user_facts", map[string]any{"query": "market volatility"}, &facts))
+	assert.NotContains(t, facts.Answer, "volatility")
+	assert.Contains(t, call(t, cs, "forget_session", map[string]any{"session_id": "chat-1"}, nil), `no session "chat-1"`)
+	require.Empty(t, call(t, cs, "record_turn", map[string]any{"session_id": "chat-1", "turn_id": "t1", "user": "A new start."}, nil),
+		"the id can be used again")
+
 }
 
 func TestAServerReachesOnlyItsUser(t *testing.T) {
