@@ -256,9 +256,9 @@ func TestAnnotationsAreTrue(t *testing.T) {
 		return a.IdempotentHint, *a.DestructiveHint
 	}
 	for name, want := range map[string][2]bool{
-		"record_turn":    {true, false}, // with turn_id, tested above; only adds
-		"end_session":    {true, false}, // ending again reports the summary; nothing is lost
-		"update_profile": {true, true},  // rewrites the profile; again with nothing new changes nothing
+		"record_turn":        {true, false}, // with turn_id, tested above; only adds
+		"end_session":        {true, false}, // ending again reports the summary; nothing is lost
+		"update_profile":     {true, true},  // rewrites the profile; again with nothing new changes nothing
 		"forget_insight":     {true, true},
 		"forget_session":     {true, true},
 		"forget_interaction": {true, true},
@@ -299,4 +299,3 @@ func TestAnnotationsAreTrue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, after, still, "and changes nothing")
 }
-

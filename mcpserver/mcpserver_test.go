@@ -170,7 +170,7 @@ func TestToolsRoundTrip(t *testing.T) {
 		Forgotten  string
 		Deleted    map[string]int
 		Rewritten  []string
-		LogRecord  int64 `json:"log_record"`
+		LogRecord  int64               `json:"log_record"`
 		DeletedIDs map[string][]string `json:"deleted_ids"`
 	}
 	require.Empty(t, call(t, cs, "forget_insight", map[string]any{"insight_id": cats["concern"]}, &forgot))
