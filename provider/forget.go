@@ -181,8 +181,10 @@ func (e *eraser) run(ctx context.Context) (*Receipt, error) {
 			return nil, fmt.Errorf("provider: %s: waiting for background work: %w", e.reason, err)
 		}
 	}
-	prof, err := p.rf.Forget(ctx, e.user, e.erase)
-	if prof != nil || (err == nil && e.rebuilt()) {
+	_, err := p.rf.Forget(ctx, e.user, e.erase)
+	if len(e.rc.Items) > 0 {
+		// The profile or a recent session's summary may have left the
+		// blocks the user's open sessions here were started with.
 		p.reloadInit(ctx, e.user)
 	}
 	if err != nil {
@@ -196,12 +198,6 @@ func (e *eraser) run(ctx context.Context) (*Receipt, error) {
 		return e.rc, err
 	}
 	return e.rc, nil
-}
-
-func (e *eraser) rebuilt() bool {
-	return slices.ContainsFunc(e.rc.Items, func(it erasure.Item) bool {
-		return it.Kind == store.KindInsight && it.ID == store.LongTermID(e.user)
-	})
 }
 
 // erase runs under the user's lease and reports whether the profile must
