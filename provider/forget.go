@@ -197,7 +197,19 @@ func (e *eraser) run(ctx context.Context) (*Receipt, error) {
 	if err := e.log(ctx); err != nil {
 		return e.rc, err
 	}
+	if sc, ok := p.st.(scrubber); ok {
+		if err := sc.Scrub(ctx); err != nil {
+			p.log.Error("agentmemory: scrub the store after forgetting", "user", e.user, "reason", e.reason, "err", err)
+			return e.rc, fmt.Errorf("provider: %s: deleted, but the store was not scrubbed (deleted text may be readable in its files until it is): %w", e.reason, err)
+		}
+	}
 	return e.rc, nil
+}
+
+// scrubber is a store that can rewrite what deletions leave readable in
+// its files (store/sqlite: full-text segments and the WAL).
+type scrubber interface {
+	Scrub(ctx context.Context) error
 }
 
 // erase runs under the user's lease and reports whether the profile must

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -130,6 +131,14 @@ func TestForgetInsightWithItsConversation(t *testing.T) {
 		assert.NotContains(t, strings.ToLower(text), "volatility", "after: %s", where)
 	}
 	assert.Contains(t, after["export"], "retire at 60", "the rest stays")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(s.path + suffix)
+		if os.IsNotExist(err) {
+			continue
+		}
+		require.NoError(t, err)
+		assert.Zero(t, bytes.Count(bytes.ToLower(b), []byte("volatility")), "no byte of it in the file%s", suffix)
+	}
 	prof, err = s.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
 	require.NoError(t, err)
 	assert.Contains(t, prof.InsightText, "retire at 60", "the profile was made anew from what is left")

@@ -248,12 +248,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 		}
 		// Contentless FTS5 tables keep a deleted row's terms in their
 		// segments until a merge rewrites them: rewrite them all now.
-		for _, fts := range []string{"interactions_fts", "insights_fts", "sessions_fts"} {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO `+fts+` (`+fts+`) VALUES ('optimize')`); err != nil {
-				return nil, fmt.Errorf("%s: optimize: %w", fts, err)
-			}
-		}
-		return nil, nil
+		return nil, optimizeFTS(ctx, tx)
 	})
 	if err != nil {
 		return err
