@@ -18,6 +18,15 @@
 // partition and never reads, searches or deletes across users, whatever ids
 // a caller passes.
 //
+// Deletion is for good: DeleteDocument removes one document, DeleteSession
+// a session's document and turns, DeleteUser everything of a user. The
+// deletion log (DeletionLog, DeletionRecord) is the one thing a store keeps
+// across users: what each forget call removed, named by keyed hashes, never
+// the removed content, chained by package erasure. It outlives DeleteUser;
+// EraseDeletionNames takes a forgotten user's clear names out of it. Where a
+// backend partitions by user id, the log has the partition
+// DeletionLogPartition, which CheckUserID refuses as a user id.
+//
 // Backends: store/sqlite (the embedded default), store/cosmos (Azure Cosmos
 // DB for NoSQL) and store/mem (in-process, for tests and examples). Each
 // passes the conformance suite in store/storetest.

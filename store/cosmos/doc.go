@@ -20,7 +20,17 @@
 // documents do not have; every session query keeps to documents without
 // it. A turn's item id is derived from its session and number, so two
 // writers taking the same number conflict (409) and the later one moves
-// on: an append is one query and one create-only write.
+// on: an append is one query and one create-only write. DeleteSession
+// queries the ids of the session document and its turns and deletes them.
+//
+// The deletion log (store.DeletionLog) is in the session_summaries
+// container too, under the partition key value store.DeletionLogPartition,
+// which the store refuses as a user id: no user's call reaches it and
+// DeleteUser leaves it. Each record is one item, doc_type "deletion", with
+// the id "deletion-" and its zero-padded number, so AppendDeletion (a query
+// for the last number, then a create-only write) conflicts (409) when two
+// appenders take the same number. The item's user_id is the partition key;
+// the record's clear user id is stored as name_user_id.
 //
 // # Requests
 //

@@ -410,7 +410,7 @@ func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Ki
 
 // DeleteSession removes the session document and the session's turn
 // items, which share its partition: one query for their ids, then one
-// delete each. The user state (store.UserStateID) is refused as a session
+// delete each, a few at a time. The user state (store.UserStateID) is refused as a session
 // id, and the query matches only the session document (no doc_type) and
 // the turns of the session, so nothing else of the partition goes.
 func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (int, error) {
@@ -431,21 +431,22 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 		return 0, fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
 	}
 	turns := 0
-	for _, b := range items {
+	ids := make([]string, len(items))
+	for i, b := range items {
 		var row struct {
 			ID      string `json:"id"`
 			DocType string `json:"doc_type"`
 		}
 		if err := json.Unmarshal(b, &row); err != nil {
-			return turns, fmt.Errorf("cosmos: delete session %s: decode: %w", sessionID, err)
+			return 0, fmt.Errorf("cosmos: delete session %s: decode: %w", sessionID, err)
 		}
-		err := s.del(ctx, store.KindSessionSummary, userID, row.ID)
-		if err != nil && statusOf(err) != http.StatusNotFound {
-			return turns, mapErr("delete session "+sessionID, err)
-		}
-		if row.DocType == docTypeTurn && err == nil {
+		ids[i] = row.ID
+		if row.DocType == docTypeTurn {
 			turns++
 		}
+	}
+	if err := s.deleteEach(ctx, store.KindSessionSummary, userID, "delete session "+sessionID, ids); err != nil {
+		return 0, err
 	}
 	return turns, nil
 }
@@ -487,14 +488,27 @@ func (s *Store) deleteAll(ctx context.Context, kind store.Kind, userID string) (
 	if err != nil {
 		return 0, mapErr("delete user: list "+string(kind), err)
 	}
-	ids := make(chan string)
+	ids := make([]string, len(items))
+	for i, b := range items {
+		if err := json.Unmarshal(b, &ids[i]); err != nil {
+			return 0, fmt.Errorf("cosmos: delete user: id in %s: %w", string(kind), err)
+		}
+	}
+	return len(items), s.deleteEach(ctx, kind, userID, "delete user", ids)
+}
+
+// deleteEach deletes the documents with the given ids from the user's
+// partition, DefaultDeleteConcurrency at a time; one already gone (404) is
+// no error.
+func (s *Store) deleteEach(ctx context.Context, kind store.Kind, userID, what string, ids []string) error {
+	work := make(chan string)
 	errs := make(chan error, DefaultDeleteConcurrency)
 	var wg sync.WaitGroup
-	for range min(DefaultDeleteConcurrency, len(items)) {
+	for range min(DefaultDeleteConcurrency, len(ids)) {
 		wg.Go(func() {
-			for id := range ids {
+			for id := range work {
 				if err := s.del(ctx, kind, userID, id); err != nil && statusOf(err) != http.StatusNotFound {
-					errs <- mapErr("delete user: delete "+string(kind)+" "+id, err)
+					errs <- mapErr(what+": delete "+string(kind)+" "+id, err)
 					return
 				}
 			}
@@ -502,14 +516,9 @@ func (s *Store) deleteAll(ctx context.Context, kind store.Kind, userID string) (
 	}
 	var firstErr error
 send:
-	for _, b := range items {
-		var id string
-		if err := json.Unmarshal(b, &id); err != nil {
-			firstErr = fmt.Errorf("cosmos: delete user: id in %s: %w", string(kind), err)
-			break
-		}
+	for _, id := range ids {
 		select {
-		case ids <- id:
+		case work <- id:
 		case err := <-errs:
 			firstErr = err
 			break send
@@ -518,13 +527,13 @@ send:
 			break send
 		}
 	}
-	close(ids)
+	close(work)
 	wg.Wait()
 	close(errs)
 	if firstErr == nil {
 		firstErr = <-errs
 	}
-	return len(items), firstErr
+	return firstErr
 }
 
 // mapWriteErr maps a write's error: a 400 on a document we validated is the

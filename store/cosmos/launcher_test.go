@@ -184,7 +184,7 @@ func init() {
 		mentioned_topics entities content_vector summary_vector insight_vector insight_text
 		insight_type category session_ids processed created_at content_hash supersede_reason
 		status reflection_status start_time key_topics search_terms search_length vector_fields
-		score n total doc_type seq turn_id`) {
+		score n total doc_type seq turn_id subject`) {
 		sqlVocabulary[w] = true
 	}
 }

@@ -119,9 +119,21 @@
 // file: SQLite's locking keeps it consistent and busy_timeout (Config.
 // BusyTimeout) absorbs their write lock.
 //
+// # Deletion
+//
+// Deletes are for good: secure_delete is on, so freed content is
+// overwritten. DeleteUser also rewrites the FTS5 segments ('optimize') and
+// checkpoints and truncates the WAL, so that no byte of the user's words or
+// ids stays in the files. DeleteSession removes a session's document and
+// turns in one transaction. The deletion log (store.DeletionLog) is the
+// table deletion_log, which belongs to no user and outlives DeleteUser;
+// EraseDeletionNames blanks a subject's clear names in place and
+// checkpoints the WAL likewise.
+//
 // # Schema versions
 //
 // PRAGMA user_version holds the schema version; Open applies the missing
 // migrations in order in one transaction, and refuses a file written by a
-// newer version (ErrSchemaTooNew) or by another application.
+// newer version (ErrSchemaTooNew) or by another application. Version 2 added
+// the turns and user state tables, version 3 the deletion log.
 package sqlite

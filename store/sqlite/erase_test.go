@@ -81,3 +81,53 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 	}
 	checkIntegrity(t, path)
 }
+
+// The deletion log keeps a user's clear id and the ids of what was deleted
+// beside their hashes until EraseDeletionNames; after it, no byte of them
+// is left in the files, while the hashes and the other subject's names
+// stay.
+func TestEraseDeletionNamesLeavesNoBytes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	fill(t, s, "alice-user", "zqxalicemarker")
+	fill(t, s, "bob-user", "zqxbobmarker")
+	rec := func(seq int64, subject, user, marker string) *store.DeletionRecord {
+		r := &store.DeletionRecord{Seq: seq, At: t0, Reason: "forget_session", Subject: subject, UserID: user,
+			Hash: fmt.Sprintf("zqxhash%d", seq), Prev: fmt.Sprintf("zqxhash%d", seq-1)}
+		for i := range 3 {
+			r.Items = append(r.Items, store.DeletedItem{Kind: store.KindInteraction, Action: store.ActionDeleted, Count: 1,
+				IDHash: fmt.Sprintf("zqxidhash-%s-%d", subject, i), ID: fmt.Sprintf("int-%s-%d", marker, i)})
+		}
+		return r
+	}
+	require.NoError(t, s.AppendDeletion(ctx, rec(1, "zqxsubjecta", "alice-user", "zqxalicemarker")))
+	require.NoError(t, s.AppendDeletion(ctx, rec(2, "zqxsubjectb", "bob-user", "zqxbobmarker")))
+	require.NoError(t, s.AppendDeletion(ctx, rec(3, "zqxsubjecta", "alice-user", "zqxalicemarker")))
+
+	require.NoError(t, s.DeleteUser(ctx, "alice-user"))
+	require.NotZero(t, fileHits(t, path, "alice-user"), "the log still names the user after DeleteUser")
+	require.NotZero(t, fileHits(t, path, "int-zqxalicemarker-1"))
+
+	n, err := s.EraseDeletionNames(ctx, "zqxsubjecta")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
+		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after EraseDeletionNames", marker)
+	}
+	for _, kept := range []string{"zqxsubjecta", "zqxidhash-zqxsubjecta-2", "zqxhash3", "bob-user", "int-zqxbobmarker-0"} {
+		assert.NotZero(t, fileHits(t, path, kept), "%s is kept", kept)
+	}
+	recs, err := s.ListDeletions(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	assert.Equal(t, "", recs[0].UserID)
+	assert.Equal(t, "zqxidhash-zqxsubjecta-0", recs[0].Items[0].IDHash)
+	assert.Equal(t, "bob-user", recs[1].UserID)
+
+	require.NoError(t, s.Close())
+	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
+		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after Close", marker)
+	}
+	checkIntegrity(t, path)
+}

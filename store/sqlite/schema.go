@@ -184,6 +184,23 @@ CREATE TABLE user_state (
 	doc     TEXT NOT NULL
 ) WITHOUT ROWID, STRICT;
 `,
+	// 3: the deletion log, one row per record, numbered from 1 without
+	// gaps; no user's rows. user_id and the items' ids are the clear
+	// names, blanked by EraseDeletionNames; nothing indexes them.
+	`
+CREATE TABLE deletion_log (
+	seq     INTEGER PRIMARY KEY,
+	at      TEXT    NOT NULL,
+	reason  TEXT    NOT NULL,
+	subject TEXT    NOT NULL,
+	hash    TEXT    NOT NULL,
+	prev    TEXT    NOT NULL,
+	key     TEXT    NOT NULL,
+	user_id TEXT    NOT NULL,
+	items   TEXT    NOT NULL
+) STRICT;
+CREATE INDEX deletion_log_by_subject ON deletion_log (subject);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -160,6 +160,33 @@ func TestMigrations(t *testing.T) {
 	})
 }
 
+// A file written at schema version 2 (before the deletion log) gains the
+// log when it is opened, keeping its documents.
+func TestMigrateAddsDeletionLog(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i1", "s1", 0, "kept across the migration")))
+	require.NoError(t, s.Close())
+	// Take the file back to version 2, as an earlier build left it.
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(`DROP TABLE deletion_log; PRAGMA user_version = 2`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	s = openAt(t, path, sqlite.Config{})
+	assert.Equal(t, sqlite.SchemaVersion, count(t, dbOf(t, s), `PRAGMA user_version`))
+	_, err = s.GetInteraction(ctx, "u", "i1")
+	require.NoError(t, err)
+	_, err = s.LastDeletion(ctx)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.NoError(t, s.AppendDeletion(ctx, &store.DeletionRecord{Seq: 1, At: t0, Reason: "forget_user", Subject: "sub", Hash: "h1"}))
+	last, err := s.LastDeletion(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), last.Seq)
+}
+
 func TestOpenRejectsBadConfig(t *testing.T) {
 	_, err := sqlite.Open(t.Context(), "", sqlite.Config{})
 	assert.ErrorContains(t, err, "empty path")
