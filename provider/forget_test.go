@@ -338,3 +338,65 @@ func (l *lastRequest) Complete(ctx context.Context, req *agent.ChatRequest) (*ag
 	}
 	return l.ChatClient.Complete(ctx, req)
 }
+
+// After ForgetUser the deletion log still proves every deletion, but names
+// the user only by the keyed hash: no byte of the user id or of any id of
+// theirs is left in the file, and another user's records keep their names.
+func TestForgetUserLeavesOnlyAKeyedHashInTheLog(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.UserID = "" })
+	for _, user := range []string{"dana-7f3e91", "eve-0c44d2"} {
+		sess, err := s.a.NewUserSession(user)
+		require.NoError(t, err)
+		require.NoError(t, s.mem.Record(ctx, sess, agent.UserText("I'm nervous about market volatility.")))
+		_, err = s.mem.EndSession(ctx, sess)
+		require.NoError(t, err)
+		require.NoError(t, s.mem.Flush(ctx))
+		ins, err := s.st.ListInsights(ctx, user, store.InsightFilter{Type: store.InsightSession})
+		require.NoError(t, err)
+		require.NotEmpty(t, ins)
+		_, err = s.mem.ForgetInsight(ctx, user, ins[0].ID, provider.ForgetOptions{})
+		require.NoError(t, err)
+	}
+	sessions, err := s.st.ListSessions(ctx, "dana-7f3e91", store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	danaSession := sessions[0].ID
+
+	rc, err := s.mem.ForgetUser(ctx, "dana-7f3e91")
+	require.NoError(t, err)
+	assert.Equal(t, 1, rc.Count(store.KindSessionSummary, erasure.Deleted))
+	assert.Equal(t, 1, rc.Count(store.KindTurn, erasure.Deleted))
+	assert.EqualValues(t, 3, rc.LogSeq)
+
+	head, err := s.mem.DeletionLog().Verify(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, head.Seq)
+	recs, err := s.st.ListDeletions(ctx, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	dana, err := s.mem.DeletionLog().Subject(ctx, "dana-7f3e91")
+	require.NoError(t, err)
+	for _, rec := range recs {
+		if rec.Subject != dana {
+			assert.Equal(t, "eve-0c44d2", rec.UserID, "another user's record keeps its names")
+			continue
+		}
+		assert.Empty(t, rec.UserID)
+		for _, it := range rec.Items {
+			assert.Empty(t, it.ID)
+			assert.NotEmpty(t, it.IDHash)
+		}
+	}
+	assert.Equal(t, provider.ReasonForgetUser, recs[2].Reason)
+	for _, marker := range []string{"dana-7f3e91", danaSession} {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			b, err := os.ReadFile(s.path + suffix)
+			if os.IsNotExist(err) {
+				continue
+			}
+			require.NoError(t, err)
+			assert.Zero(t, bytes.Count(b, []byte(marker)), "%s in the file%s", marker, suffix)
+		}
+	}
+}
