@@ -226,13 +226,19 @@ func TestForgetFollowsMergedInsights(t *testing.T) {
 	assert.ElementsMatch(t, []string{"b", "d"}, ids, "b, merged into m as a duplicate, comes back")
 }
 
-// Forgetting a session over a model (the scripted OpenAI-compatible
-// server, which writes every summary and insight from what it is shown)
-// removes its turns, interactions, summary and the insights drawn from it
+// Forgetting a session, or an insight with its conversation, over a model
+// (the scripted OpenAI-compatible server, which writes every summary and
+// insight from what it is shown) removes its turns, interactions, summary and the insights drawn from it
 // alone, rebuilds the profile without it, and leaves the other session and
 // the other user as they were; the mini-agent, which searches memory
 // through its tools, no longer finds it.
 func TestForgetSessionOverTheModel(t *testing.T) {
+	for _, how := range []string{"session", "insight with its conversation"} {
+		t.Run(how, func(t *testing.T) { forgetOverTheModel(t, how) })
+	}
+}
+
+func forgetOverTheModel(t *testing.T, how string) {
 	ctx := context.Background()
 	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1; c.ReconcileEvery = -1 })
 	words := regexp.MustCompile(`codeword-[a-z]+`)
@@ -304,7 +310,17 @@ func TestForgetSessionOverTheModel(t *testing.T) {
 	}
 	_, err = f.mem.ForgetSession(ctx, "u2", memSession)
 	require.ErrorIs(t, err, store.ErrNotFound, "another user's session is not found")
-	rc, err := f.mem.ForgetSession(ctx, "u1", memSession)
+	var rc *provider.Receipt
+	if how == "session" {
+		rc, err = f.mem.ForgetSession(ctx, "u1", memSession)
+	} else {
+		var ins []store.Hit[*store.Insight]
+		ins, err = f.st.SearchInsights(ctx, "u1", store.SearchRequest{Text: "codeword-zebra", InsightType: store.InsightSession})
+		require.NoError(t, err)
+		require.NotEmpty(t, ins)
+		require.Contains(t, ins[0].Doc.InsightText, "codeword-zebra")
+		rc, err = f.mem.ForgetInsight(ctx, "u1", ins[0].Doc.ID, provider.ForgetOptions{Sources: true})
+	}
 	require.NoError(t, err)
 	assert.Equal(t, []string{memSession}, rc.IDs(store.KindSessionSummary, erasure.Deleted))
 	assert.Equal(t, 1, rc.Count(store.KindTurn, erasure.Deleted))
