@@ -64,24 +64,22 @@ func testDeleteSession(t *testing.T, s *suite) {
 		require.NoError(t, st.AppendTurn(ctx(t), alice, tr))
 		assert.Equal(t, 1, tr.Seq)
 	})
-	t.Run("DocumentOnly", func(t *testing.T) {
+	t.Run("DocumentOrTurnsOnly", func(t *testing.T) {
 		st := s.fresh(t)
 		require.NoError(t, st.PutSession(ctx(t), alice, session("s1", t0, "no turns")))
+		for i := range 2 {
+			require.NoError(t, st.AppendTurn(ctx(t), alice, turn(fmt.Sprintf("t%d", i), "s2", i, "no document")))
+		}
 		n, err := st.DeleteSession(ctx(t), alice, "s1")
 		require.NoError(t, err)
 		assert.Zero(t, n)
 		_, err = st.GetSession(ctx(t), alice, "s1")
 		assert.ErrorIs(t, err, store.ErrNotFound)
-	})
-	t.Run("TurnsOnly", func(t *testing.T) {
-		st := s.fresh(t)
-		for i := range 2 {
-			require.NoError(t, st.AppendTurn(ctx(t), alice, turn(fmt.Sprintf("t%d", i), "s1", i, "no document")))
-		}
-		n, err := st.DeleteSession(ctx(t), alice, "s1")
+
+		n, err = st.DeleteSession(ctx(t), alice, "s2")
 		require.NoError(t, err)
-		assert.Equal(t, 2, n)
-		turns, err := st.ListTurns(ctx(t), alice, "s1", 0)
+		assert.Equal(t, 2, n, "a session of turns alone is deletable")
+		turns, err := st.ListTurns(ctx(t), alice, "s2", 0)
 		require.NoError(t, err)
 		assert.Empty(t, turns)
 	})
