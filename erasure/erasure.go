@@ -62,8 +62,8 @@ func (e *BrokenError) Is(target error) bool { return target == ErrBroken }
 
 // Actions of an Item.
 const (
-	Deleted   = "deleted"
-	Rewritten = "rewritten"
+	Deleted   = store.ActionDeleted
+	Rewritten = store.ActionRewritten
 )
 
 // Item is one document (or one group of records, such as a session's
