@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	adkmem "github.com/agentmemory/agentmemory/integrations/adk"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
@@ -288,7 +289,7 @@ func TestTwoSessionsThroughTheRunner(t *testing.T) {
 	assert.Contains(t, sys, firstLine(profile.InsightText))
 	assert.Less(t, strings.Index(sys, "You are a financial advisor."), strings.Index(sys, "<memory>"))
 	assert.NotContains(t, reqs[0].all(), otherUsersSecret)
-	m, ok := s.mem.LastManifest("dana", second.ID())
+	m, ok := s.mem.LastManifest(ctx, "dana", second.ID())
 	require.True(t, ok)
 	var ids []string
 	for _, it := range m.Items {
@@ -368,14 +369,24 @@ func TestAddSessionToMemoryWithoutThePlugin(t *testing.T) {
 	require.NoError(t, s.mem.AddSessionToMemory(ctx, s.get(t, "dana", sess)))
 	assert.Len(t, s.turns(t, "dana", sess.ID()), 3)
 
-	// Ended, the session takes no new invocation, and says so.
-	_, err := s.mem.EndSession(ctx, s.get(t, "dana", sess))
+	// Ended, the session goes on in a second memory session, which begins
+	// with the first one's summary; the first keeps its three turns.
+	ended, err := s.mem.EndSession(ctx, s.get(t, "dana", sess))
 	require.NoError(t, err)
+	_, err = s.mem.EndSession(ctx, s.get(t, "dana", sess))
+	require.ErrorIs(t, err, keeper.ErrSessionCompleted, "nothing new to end")
 	s.say(t, "dana", sess, "One more thing: I have a pension too.")
-	err = s.mem.AddSessionToMemory(ctx, s.get(t, "dana", sess))
-	require.ErrorIs(t, err, adkmem.ErrSessionEnded)
-	assert.Contains(t, err.Error(), "1 invocation(s) not recorded")
+	later := s.get(t, "dana", sess)
+	require.NoError(t, s.mem.AddSessionToMemory(ctx, later))
+	require.NoError(t, s.mem.AddSessionToMemory(ctx, later))
 	assert.Len(t, s.turns(t, "dana", sess.ID()), 3)
+	next := s.turns(t, "dana", sess.ID()+"~2")
+	require.Len(t, next, 1, "added twice, stored once, in the second memory session")
+	assert.Equal(t, "One more thing: I have a pension too.", next[0].Messages[0].Content)
+	again, err := s.mem.EndSession(ctx, later)
+	require.NoError(t, err)
+	assert.Equal(t, sess.ID()+"~2", again.Session.ID)
+	require.NotEmpty(t, ended.Session.Summary)
 }
 
 // TestSearchMemory: ADK's memory search is agentmemory's retrieval, with
@@ -521,4 +532,34 @@ func TestToolInTheAgent(t *testing.T) {
 
 func search(user, query string) *memory.SearchRequest {
 	return &memory.SearchRequest{AppName: app, UserID: user, Query: query}
+}
+
+// TestSessionGoesOnAfterItsMemorySessionEnds: under ModeIdle a memory
+// session ends by itself; the ADK session's next invocation opens the next
+// memory session, whose first request carries the ended one's summary,
+// and its turn is stored there.
+func TestSessionGoesOnAfterItsMemorySessionEnds(t *testing.T) {
+	ctx := context.Background()
+	s := newStack(t, true, func(c *provider.Config) { c.Mode = provider.ModeIdle; c.IdleTimeout = 500 * time.Millisecond })
+	sess := s.newSession(t, "dana")
+	s.say(t, "dana", sess, firstSession[1])
+	require.Eventually(t, func() bool {
+		doc, err := s.st.GetSession(ctx, "dana", sess.ID())
+		return err == nil && doc.Status == store.SessionCompleted
+	}, 10*time.Second, 20*time.Millisecond, "the idle session ends")
+	doc, err := s.st.GetSession(ctx, "dana", sess.ID())
+	require.NoError(t, err)
+	require.NotEmpty(t, doc.Summary)
+	s.llm.reset()
+
+	s.say(t, "dana", sess, "What about my pension?")
+	req := s.llm.reset()[0]
+	assert.Contains(t, req.system, firstLine(doc.Summary), "the next memory session begins with the ended one's summary")
+	assert.Len(t, s.turns(t, "dana", sess.ID()), 1)
+	next := s.turns(t, "dana", sess.ID()+"~2")
+	require.Len(t, next, 1)
+	assert.Equal(t, "What about my pension?", next[0].Messages[0].Content)
+	require.NoError(t, s.mem.AddSessionToMemory(ctx, s.get(t, "dana", sess)), "the whole ADK session is in memory already")
+	assert.Len(t, s.turns(t, "dana", sess.ID()), 1)
+	assert.Len(t, s.turns(t, "dana", sess.ID()+"~2"), 1)
 }

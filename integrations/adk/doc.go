@@ -23,6 +23,9 @@
 // provider.ModeIdle an idle session ends by itself.
 //
 // ADK's user id is agentmemory's user id; an ADK session is the memory
-// session with the same id. A memory failure is logged (log/slog) and the
-// ADK run goes on without that memory.
+// session with the same id. An ADK session has no end, though, and may go
+// on after its memory session ended: later invocations go to a new memory
+// session, with the id followed by "~2" (then "~3"…), which begins with the
+// ended one's summary. A memory failure is logged (log/slog) and the ADK
+// run goes on without that memory.
 package adk

@@ -20,11 +20,6 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// ErrSessionEnded reports an ADK session added to memory, or ended, after
-// its memory session had ended, with invocations that memory does not hold:
-// a completed memory session takes no more turns.
-var ErrSessionEnded = errors.New("adk: memory session already ended")
-
 // ErrModePerRun reports a provider.Config with provider.ModePerRun, which
 // this package refuses: an ADK invocation is not a memory session of its
 // own (see Config.Provider).
@@ -93,125 +88,126 @@ func (m *Memory) Provider() *provider.MemoryProvider { return m.p }
 // provider.MemoryProvider.Close does. Sessions are not ended.
 func (m *Memory) Close(ctx context.Context) error { return m.p.Close(ctx) }
 
-// memorySession returns the agentmemory session standing for an ADK
-// session: the same id, the same user.
-func memorySession(userID, sessionID string) (*amagent.Session, error) {
-	if err := amagent.ValidateUserID(userID); err != nil {
-		return nil, fmt.Errorf("adk: ADK user id %q: %w", userID, err)
-	}
-	if err := store.CheckID("session id", sessionID); err != nil {
-		return nil, fmt.Errorf("adk: ADK session id %q: %w", sessionID, err)
-	}
-	return amagent.NewSession(sessionID, userID)
-}
-
 // AddSessionToMemory implements memory.Service: it stores every completed
 // invocation of s (a user message answered by the agent) as one turn of
-// the memory session with s's id and user, unless memory holds it already,
-// and queues any pruning. A turn's messages keep their events' ids and
-// times, and its tool calls and results go to the turn's metadata, so
-// adding the same session again, or a session the plugin has recorded,
-// stores nothing twice. An invocation still running, or that ended without
-// an answer, is left for a later call.
+// s's memory session, unless memory holds it already, and queues any
+// pruning. A turn's messages keep their events' ids and times, and its
+// tool calls and results go to the turn's metadata, so adding the same
+// session again, or a session the plugin has recorded, stores nothing
+// twice. An invocation still running, or that ended without an answer, is
+// left for a later call.
 //
-// Each turn is durable when AddSessionToMemory returns. Adding new
-// invocations to a memory session that has ended fails with
-// ErrSessionEnded; the turns stored before it stay.
+// The memory session of an ADK session has s's id and user. Once it has
+// ended (EndSession, or idle under provider.ModeIdle), later invocations go
+// to a new memory session with the id followed by "~2" (then "~3"…), which
+// begins with the ended one's summary: an ADK session may be added at any
+// time.
+//
+// Each turn is durable when AddSessionToMemory returns.
 func (m *Memory) AddSessionToMemory(ctx context.Context, s session.Session) error {
 	if s == nil {
 		return errors.New("adk: add session to memory: nil session")
 	}
-	sess, err := memorySession(s.UserID(), s.ID())
-	if err != nil {
+	if err := checkIDs(s.UserID(), s.ID()); err != nil {
 		return fmt.Errorf("adk: add session to memory: %w", err)
 	}
-	_, err = m.record(ctx, sess, invocations(s.Events(), ""))
+	_, err := m.record(ctx, s.UserID(), s.ID(), invocations(s.Events(), ""))
 	return err
 }
 
 // record stores the turns memory does not hold yet and returns how many
 // it stored.
-func (m *Memory) record(ctx context.Context, sess *amagent.Session, turns []invocation) (int, error) {
-	stored, err := m.storedMessages(ctx, sess.UserID(), sess.ID())
+func (m *Memory) record(ctx context.Context, userID, sessionID string, turns []invocation) (int, error) {
+	c, err := m.readChain(ctx, userID, sessionID, true)
 	if err != nil {
-		return 0, fmt.Errorf("adk: add session %s to memory: %w", sess.ID(), err)
+		return 0, fmt.Errorf("adk: add session %s to memory: %w", sessionID, err)
 	}
+	var sess *amagent.Session
 	n := 0
-	for i, t := range turns {
-		if t.storedIn(stored) {
+	for _, t := range turns {
+		if t.storedIn(c.stored) {
 			continue
 		}
-		err := m.p.Invoked(ctx, t.invoked(sess))
-		if errors.Is(err, keeper.ErrSessionCompleted) {
-			left := 0
-			for _, t := range turns[i:] {
-				if !t.storedIn(stored) {
-					left++
-				}
+		if sess == nil {
+			if sess, err = amagent.NewSession(c.open, userID); err != nil {
+				return n, fmt.Errorf("adk: add session %s to memory: %w", sessionID, err)
 			}
-			return n, fmt.Errorf("%w: session %s: %d invocation(s) not recorded", ErrSessionEnded, sess.ID(), left)
+		}
+		err := m.p.Invoked(ctx, t.invoked(sess))
+		if errors.Is(err, keeper.ErrSessionCompleted) { // ended meanwhile: the next one takes the turn
+			if sess, err = m.openSession(ctx, userID, sessionID); err == nil {
+				err = m.p.Invoked(ctx, t.invoked(sess))
+			}
 		}
 		if err != nil {
-			return n, fmt.Errorf("adk: add session %s to memory: invocation %s: %w", sess.ID(), t.id, err)
+			return n, fmt.Errorf("adk: add session %s to memory: invocation %s: %w", sessionID, t.id, err)
 		}
 		n++
 	}
 	return n, nil
 }
 
-// storedMessages returns the ids of the messages memory holds for one
-// session.
-func (m *Memory) storedMessages(ctx context.Context, userID, sessionID string) (map[string]bool, error) {
-	turns, err := m.st.ListTurns(ctx, userID, sessionID, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read stored turns: %w", err)
-	}
-	ids := map[string]bool{}
-	for _, t := range turns {
-		for _, msg := range t.Messages {
-			ids[msg.ID] = true
-		}
-	}
-	return ids, nil
-}
-
-// EndSession ends the memory session of s: it first stores the
+// EndSession ends the open memory session of s: it first stores the
 // invocations memory does not hold yet (as AddSessionToMemory), then prunes
 // what is left, writes the session summary and marks it completed, waiting
 // for the work; session reflection is queued per the provider's
-// configuration. A session that has ended already fails with an error
-// wrapping keeper.ErrSessionCompleted (and ErrSessionEnded when s has
-// invocations memory does not hold).
+// configuration. It fails with an error wrapping keeper.ErrSessionCompleted
+// when every memory session of s has ended and s has nothing new, and with
+// one wrapping store.ErrNotFound when memory holds nothing of s.
 func (m *Memory) EndSession(ctx context.Context, s session.Session) (*keeper.EndResult, error) {
 	if s == nil {
 		return nil, errors.New("adk: end session: nil session")
 	}
-	sess, err := memorySession(s.UserID(), s.ID())
-	if err != nil {
+	userID, id := s.UserID(), s.ID()
+	if err := checkIDs(userID, id); err != nil {
 		return nil, fmt.Errorf("adk: end session: %w", err)
 	}
-	if _, err := m.record(ctx, sess, invocations(s.Events(), "")); err != nil {
-		if errors.Is(err, ErrSessionEnded) {
-			return nil, fmt.Errorf("%w (%w)", err, keeper.ErrSessionCompleted)
-		}
+	if _, err := m.record(ctx, userID, id, invocations(s.Events(), "")); err != nil {
 		return nil, err
+	}
+	c, err := m.readChain(ctx, userID, id, false)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("adk: end session %s: %w", id, err)
+	case c.last == "":
+		return nil, fmt.Errorf("adk: end session %s: memory holds no turn of it: %w", id, store.ErrNotFound)
+	case c.open != c.last:
+		return nil, fmt.Errorf("adk: end session %s: %w", id, keeper.ErrSessionCompleted)
+	}
+	sess, err := amagent.NewSession(c.open, userID)
+	if err != nil {
+		return nil, fmt.Errorf("adk: end session %s: %w", id, err)
 	}
 	res, err := m.p.EndSession(ctx, sess)
 	if err != nil {
-		return res, fmt.Errorf("adk: end session %s: %w", s.ID(), err)
+		return res, fmt.Errorf("adk: end session %s: %w", id, err)
 	}
 	return res, nil
 }
 
 // LastManifest returns the manifest of the memory injected into the last
-// invocation of the user's session: every document and turn the model was
-// told, and what the budget left out.
-func (m *Memory) LastManifest(userID, sessionID string) (keeper.Manifest, bool) {
-	sess, err := memorySession(userID, sessionID)
+// invocation of the user's ADK session: every document and turn the model
+// was told, and what the budget left out. Manifests are kept in memory,
+// for the provider's MaxLive most recent sessions.
+func (m *Memory) LastManifest(ctx context.Context, userID, sessionID string) (keeper.Manifest, bool) {
+	if checkIDs(userID, sessionID) != nil {
+		return keeper.Manifest{}, false
+	}
+	c, err := m.readChain(ctx, userID, sessionID, false)
 	if err != nil {
 		return keeper.Manifest{}, false
 	}
-	return m.p.LastManifest(sess)
+	for _, id := range []string{c.open, c.last} {
+		if id == "" {
+			continue
+		}
+		if sess, err := amagent.NewSession(id, userID); err == nil {
+			if man, ok := m.p.LastManifest(sess); ok {
+				return man, true
+			}
+		}
+	}
+	return keeper.Manifest{}, false
 }
 
 // SearchMemory implements memory.Service with agentmemory's direct
@@ -220,8 +216,10 @@ func (m *Memory) LastManifest(userID, sessionID string) (keeper.Manifest, bool) 
 // configuration's TopK. Each entry's ID is the document's id, its
 // Timestamp the document's date, and its content the document's text with
 // its citation (id, date, kind), relative dates resolved, fenced as data.
-// CustomMetadata holds "kind", "session_id" (the ADK session it came from),
-// "event_ids" (the ADK events an interaction holds) and "score".
+// CustomMetadata holds "kind", "session_id" (the memory session it came
+// from: the ADK session's id, with "~n" for the n-th memory session of one
+// ADK session), "event_ids" (the ADK events an interaction holds) and
+// "score".
 //
 // A request without a user or query fails. Memory is per user: AppName
 // does not narrow the search (one store per application keeps them

@@ -1,6 +1,7 @@
 package adk
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	amagent "github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/keeper"
 )
 
 // PluginName is the name of the plugin Plugin returns.
@@ -19,6 +21,8 @@ const PluginName = "agentmemory"
 
 // run is what the plugin keeps of one invocation between its callbacks.
 type run struct {
+	// sess is the memory session the invocation's memory came from; nil
+	// when memory failed before the invocation.
 	sess *amagent.Session
 	// aic is the memory to inject; nil when memory failed, and the model
 	// then gets ADK's own history.
@@ -65,22 +69,32 @@ func (m *Memory) beforeRun(ictx agent.InvocationContext) (*genai.Content, error)
 	if s == nil {
 		return nil, nil
 	}
-	sess, err := memorySession(s.UserID(), s.ID())
-	if err != nil {
-		m.log.WarnContext(ictx, "memory: invocation runs without memory", "session", s.ID(), "err", err)
+	if err := checkIDs(s.UserID(), s.ID()); err != nil {
+		m.log.WarnContext(ictx, "memory: invocation runs without memory", "user", s.UserID(), "session", s.ID(), "err", err)
 		return nil, nil
 	}
-	r := &run{sess: sess}
-	var input []amagent.Message
+	r := &run{}
 	if u := ictx.UserContent(); u != nil {
 		r.input = eventText(u)
 	}
+	var input []amagent.Message
 	if r.input != "" {
 		input = []amagent.Message{{ID: userEventID(s, ictx.InvocationID()), Role: amagent.RoleUser, Text: r.input}}
 	}
-	aic, err := m.p.Invoking(ictx, &amagent.InvokingContext{Session: sess, Messages: input})
+	sess, err := m.openSession(ictx, s.UserID(), s.ID())
+	var aic *amagent.AIContext
+	if err == nil {
+		r.sess = sess
+		aic, err = m.p.Invoking(ictx, &amagent.InvokingContext{Session: sess, Messages: input})
+	}
+	if errors.Is(err, keeper.ErrSessionCompleted) { // ended meanwhile: the next memory session takes over
+		if sess, err = m.openSession(ictx, s.UserID(), s.ID()); err == nil {
+			r.sess = sess
+			aic, err = m.p.Invoking(ictx, &amagent.InvokingContext{Session: sess, Messages: input})
+		}
+	}
 	if err != nil {
-		m.log.WarnContext(ictx, "memory: context not injected; the invocation goes on with ADK's history", "user", sess.UserID(), "session", sess.ID(), "err", err)
+		m.log.WarnContext(ictx, "memory: context not injected; the invocation goes on with ADK's history", "user", s.UserID(), "session", s.ID(), "err", err)
 	} else {
 		r.aic = aic
 		for _, t := range aic.Tools {
@@ -208,7 +222,7 @@ func (m *Memory) afterRun(ictx agent.InvocationContext) {
 	delete(m.runs, ictx.InvocationID())
 	m.mu.Unlock()
 	if r == nil {
-		return // beforeRun found no usable user or session, and said so
+		return // beforeRun found the user or session id unusable, and said so
 	}
 	s := ictx.Session()
 	if s == nil {
@@ -219,7 +233,20 @@ func (m *Memory) afterRun(ictx agent.InvocationContext) {
 		m.log.DebugContext(ictx, "memory: invocation without an answer not stored", "session", s.ID(), "invocation", ictx.InvocationID())
 		return
 	}
-	if err := m.p.Invoked(ictx, runs[0].invoked(r.sess)); err != nil {
-		m.log.WarnContext(ictx, "memory: turn not stored", "user", r.sess.UserID(), "session", r.sess.ID(), "invocation", ictx.InvocationID(), "err", err)
+	var err error
+	sess := r.sess
+	if sess == nil { // memory failed before the invocation; it may be back
+		sess, err = m.openSession(ictx, s.UserID(), s.ID())
+	}
+	if err == nil {
+		err = m.p.Invoked(ictx, runs[0].invoked(sess))
+	}
+	if errors.Is(err, keeper.ErrSessionCompleted) { // ended during the invocation: the next memory session takes the turn
+		if sess, err = m.openSession(ictx, s.UserID(), s.ID()); err == nil {
+			err = m.p.Invoked(ictx, runs[0].invoked(sess))
+		}
+	}
+	if err != nil {
+		m.log.WarnContext(ictx, "memory: turn not stored", "user", s.UserID(), "session", s.ID(), "invocation", ictx.InvocationID(), "err", err)
 	}
 }
