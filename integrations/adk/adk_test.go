@@ -142,7 +142,7 @@ type stack struct {
 
 const app = "advisor-app"
 
-func newStack(t *testing.T, withPlugin bool, mut func(*provider.Config)) *stack {
+func newStack(t testing.TB, withPlugin bool, mut func(*provider.Config)) *stack {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: 384})
@@ -178,7 +178,7 @@ func newStack(t *testing.T, withPlugin bool, mut func(*provider.Config)) *stack 
 	return &stack{st: st, mem: mem, llm: llm, sessions: sessions, run: r, logs: logs}
 }
 
-func (s *stack) newSession(t *testing.T, user string) session.Session {
+func (s *stack) newSession(t testing.TB, user string) session.Session {
 	t.Helper()
 	res, err := s.sessions.Create(context.Background(), &session.CreateRequest{AppName: app, UserID: user})
 	require.NoError(t, err)
