@@ -36,8 +36,9 @@ type run struct {
 // Plugin returns the ADK plugin that gives every invocation of a runner
 // the user's memory (pass it in runner.Config.PluginConfig.Plugins):
 //
-//   - Before the invocation (BeforeRunCallback) it opens the memory session
-//     with the ADK session's id and user, and renders its memory, as
+//   - Before the invocation (BeforeRunCallback) it opens the ADK session's
+//     open memory session (the user's, with the session's id, or its
+//     successor once that has ended) and renders its memory, as
 //     provider.MemoryProvider.Invoking does.
 //   - Before each model call of the invocation (BeforeModelCallback) it
 //     appends the memory instructions and the fenced memory block to the
