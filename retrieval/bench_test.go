@@ -135,7 +135,7 @@ func BenchmarkDirectSearch(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			reqs[i] = store.SearchRequest{Text: q, Vector: v[0], TopK: retrieval.DefaultCandidates, MinSimilarity: retrieval.DefaultMinSimilarity}
+			reqs[i] = store.SearchRequest{Text: q, Vector: v[0], TopK: retrieval.DefaultCandidates, MinSimilarity: -1}
 		}
 		benchLoop(b, len(reqs), func(i int) error {
 			_, err := st.SearchInteractions(ctx, benchUser, reqs[i%len(reqs)])

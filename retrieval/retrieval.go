@@ -31,10 +31,9 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultTopK          = 5
-	DefaultMinSimilarity = 0.75
-	DefaultTimeout       = 2 * time.Second
-	DefaultMaxRounds     = 3
+	DefaultTopK      = 5
+	DefaultTimeout   = 2 * time.Second
+	DefaultMaxRounds = 3
 	// DefaultMaxAnswerTokens caps each mini-agent model call.
 	DefaultMaxAnswerTokens = 500
 	// DefaultCandidates is how many documents each kind's search returns
@@ -54,9 +53,14 @@ type Config struct {
 	Prompts *prompts.Set
 	// TopK is the number of memories returned; zero means DefaultTopK (5).
 	TopK int
-	// MinSimilarity drops vector matches below this cosine similarity; zero
-	// means DefaultMinSimilarity (0.75); negative means no threshold.
-	// Full-text matches are kept whatever their similarity.
+	// MinSimilarity, when positive, drops vector matches below this cosine
+	// similarity: an absolute floor, for an embedder whose scale has been
+	// measured. Zero or negative means none, the default: a vector match
+	// counts by its relevance relative to the query's own similarities to
+	// the user's documents (see Search), the same whatever scale the
+	// embedder's cosines live on (text-embedding-3-small's about 0.15–0.5,
+	// ada-002's 0.7–0.9). Full-text matches are kept whatever their
+	// similarity.
 	MinSimilarity float64
 	// Candidates is each kind's search depth before fusion; zero means
 	// DefaultCandidates.
@@ -110,9 +114,6 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 	if cfg.TopK == 0 {
 		cfg.TopK = DefaultTopK
 	}
-	if cfg.MinSimilarity == 0 {
-		cfg.MinSimilarity = DefaultMinSimilarity
-	}
 	if cfg.Candidates == 0 {
 		cfg.Candidates = DefaultCandidates
 	}
@@ -158,9 +159,10 @@ type Memory struct {
 	Score float64
 }
 
-// minSim is the store-level threshold for the configured similarity.
+// minSim is the store-level threshold for the configured similarity: -1
+// (none) unless an absolute floor is configured.
 func (r *Retriever) minSim() float64 {
-	if r.cfg.MinSimilarity < 0 {
+	if r.cfg.MinSimilarity <= 0 {
 		return -1
 	}
 	return r.cfg.MinSimilarity
