@@ -31,9 +31,16 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultTopK      = 5
-	DefaultTimeout   = 2 * time.Second
-	DefaultMaxRounds = 3
+	DefaultTopK = 5
+	// DefaultTimeout bounds a direct search: one query embedding (about
+	// 0.1–0.5 s from a hosted model) and the store's searches
+	// (milliseconds).
+	DefaultTimeout = 2 * time.Second
+	// DefaultAgentTimeout bounds the mini-agent: at least two chat calls
+	// (a gpt-4o-mini-class call takes about 0.5–2 s), its searches and
+	// their embeddings, up to DefaultMaxRounds rounds.
+	DefaultAgentTimeout = 8 * time.Second
+	DefaultMaxRounds    = 3
 	// DefaultMaxAnswerTokens caps each mini-agent model call.
 	DefaultMaxAnswerTokens = 500
 	// DefaultCandidates is how many documents each kind's search returns
@@ -65,9 +72,15 @@ type Config struct {
 	// Candidates is each kind's search depth before fusion; zero means
 	// DefaultCandidates.
 	Candidates int
-	// Timeout bounds one retrieval; zero means DefaultTimeout (2 s). A
-	// retrieval that times out answers that no memory is available.
+	// Timeout bounds a direct search (Search through Retrieve, Auto, and
+	// the direct search every Retrieve runs beside the mini-agent); zero
+	// means DefaultTimeout (2 s).
 	Timeout time.Duration
+	// AgentTimeout bounds the mini-agent; zero means DefaultAgentTimeout
+	// (8 s). A mini-agent that overruns or fails leaves Retrieve the
+	// direct search's memories; only when that fails too is the answer
+	// that no memory is available.
+	AgentTimeout time.Duration
 	// MaxRounds bounds the mini-agent's tool rounds; zero means
 	// DefaultMaxRounds.
 	MaxRounds int
@@ -102,8 +115,8 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 		return nil, fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", cfg.MinSimilarity)
 	case cfg.Rewrite != "" && cfg.Rewrite != RewritePrepend && cfg.Rewrite != RewriteLLM && cfg.Rewrite != RewriteOff:
 		return nil, fmt.Errorf("retrieval: unknown Config.Rewrite %q (want %q, %q or %q)", cfg.Rewrite, RewritePrepend, RewriteLLM, RewriteOff)
-	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.MaxRounds < 0, cfg.MaxAnswerTokens < 0:
-		return nil, errors.New("retrieval: negative Candidates, Timeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
+	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.AgentTimeout < 0, cfg.MaxRounds < 0, cfg.MaxAnswerTokens < 0:
+		return nil, errors.New("retrieval: negative Candidates, Timeout, AgentTimeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
 	}
 	if cfg.Prompts == nil {
 		cfg.Prompts = prompts.Default()
@@ -119,6 +132,9 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.AgentTimeout == 0 {
+		cfg.AgentTimeout = DefaultAgentTimeout
 	}
 	if cfg.MaxRounds == 0 {
 		cfg.MaxRounds = DefaultMaxRounds
