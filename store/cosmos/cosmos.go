@@ -147,7 +147,9 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open connects to the account, provisions the database and containers if
-// cfg.CreateIfNotExists, and returns the Store. Close it when done.
+// cfg.CreateIfNotExists, and returns the Store. Close it when done. An
+// endpoint that refuses the connection or whose host name does not resolve
+// fails at once with ErrUnreachable, naming the endpoint and the cause.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("cosmos: Config.Endpoint is empty")
@@ -190,6 +192,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.MaxTextCandidates <= 0 {
 		cfg.MaxTextCandidates = DefaultMaxTextCandidates
+	}
+	if err := probe(ctx, cfg.Endpoint); err != nil {
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {
