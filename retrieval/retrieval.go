@@ -4,10 +4,13 @@
 //
 // Two modes answer a query:
 //
-//   - Direct: the three searches (each a hybrid of vector and full-text
-//     legs in the store) fused by Reciprocal Rank Fusion, thresholded and
+//   - Direct: the three searches (full text, and vectors unless the
+//     embedder is lexical), scored with vector relevance relative to the
+//     query's own similarities (never an absolute cosine), fused and
 //     formatted with citations. No model is involved; it is the default
-//     when no model is configured and the fast path when one is.
+//     when no model is configured, the fast path when one is, and what
+//     retrieve_user_facts answers with when the mini-agent overruns its
+//     budget or fails.
 //   - Mini-agent: a small agent on Config.Mini with three search tools
 //     (search_interactions, search_insights, search_session_summaries)
 //     decides what to search, may search several times, and writes a
