@@ -210,6 +210,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	// Partition keys outside the Basic Multilingual Plane need it (pkheader.go).
 	opts.PerCallPolicies = withPartitionKeyPolicy(opts.PerCallPolicies)
+	// A refused connection or an unknown host is not retried (reach.go).
+	opts.PerRetryPolicies = withFailFast(opts.PerRetryPolicies, cfg.Endpoint)
 	var (
 		client *azcosmos.Client
 		err    error

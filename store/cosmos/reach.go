@@ -7,15 +7,19 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
 	"github.com/agentmemory/agentmemory/internal/reach"
 )
 
 // ErrUnreachable reports an account endpoint that refused the connection
-// or whose host name does not resolve: Open fails with it at once, naming
-// the endpoint and the cause, instead of after the SDK's retries (about a
-// minute, ending in "context deadline exceeded").
+// or whose host name does not resolve: Open, and any later call, fails
+// with it at once, naming the endpoint and the cause, instead of after the
+// SDK's retries (about a minute, ending in "failed to retrieve account
+// properties: context deadline exceeded").
 var ErrUnreachable = errors.New("cosmos: account unreachable")
 
 // probeTimeout bounds Open's connection to the account.
@@ -52,3 +56,43 @@ func probe(ctx context.Context, endpoint string) error {
 	}
 	return fmt.Errorf("cosmos: connect to %s: %w", endpoint, err)
 }
+
+// failFast is the pipeline policy closest to the transport: an attempt
+// that finds the endpoint unreachable fails with an error that azcore's
+// retry policy does not retry (it has the NonRetriable method azcore looks
+// for) and that names the endpoint and the cause.
+type failFast struct{ endpoint string }
+
+func (p failFast) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if reach.Unreachable(err) {
+		return nil, &unreachableError{endpoint: p.endpoint, err: err}
+	}
+	return resp, err
+}
+
+// withFailFast returns the per-retry policies with failFast last, without
+// changing the caller's slice.
+func withFailFast(policies []policy.Policy, endpoint string) []policy.Policy {
+	return append(slices.Clip(policies), failFast{endpoint})
+}
+
+type unreachableError struct {
+	endpoint string
+	err      error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("%v: %s: %v", ErrUnreachable, e.endpoint, e.err)
+}
+
+// Unwrap gives ErrUnreachable only: the cause is in the message, but a
+// connection error in the chain would make azcosmos's own retry policy
+// retry the request (three more attempts a second apart, then another
+// region's endpoint: a refused connection or an unknown host is a
+// configuration or an outage of the account, not of one region).
+func (e *unreachableError) Unwrap() error { return ErrUnreachable }
+
+// NonRetriable marks the error as not worth retrying for azcore's retry
+// policy (its errorinfo.NonRetriable interface).
+func (e *unreachableError) NonRetriable() {}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // An endpoint with nothing listening, or a host name that does not
@@ -35,5 +37,28 @@ func TestOpenFailsFastOnAnUnreachableEndpoint(t *testing.T) {
 		require.ErrorIs(t, err, ErrUnreachable, c.endpoint)
 		assert.ErrorContains(t, err, c.endpoint)
 		assert.ErrorContains(t, err, c.cause)
+	}
+}
+
+// An account that goes away after Open fails each call at once too
+// (azcore would retry a refused connection for about a minute), before
+// and after the client has read the account's properties.
+func TestCallsFailFastWhenTheEndpointGoesAway(t *testing.T) {
+	for _, populated := range []bool{false, true} {
+		f := newFake(t, nil)
+		s := f.open(t, func(c *Config) { c.ClientOptions = nil }) // the default retries
+		if populated {
+			_, err := s.ListSessions(t.Context(), "u", store.SessionFilter{})
+			require.NoError(t, err)
+		}
+		f.srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		start := time.Now()
+		_, err := s.GetSession(ctx, "u", "s")
+		cancel()
+		t.Logf("populated %v: %v: %v", populated, time.Since(start), err)
+		require.ErrorIs(t, err, ErrUnreachable, "account properties read before: %v", populated)
+		assert.ErrorContains(t, err, f.srv.URL)
+		assert.ErrorContains(t, err, "connection refused")
 	}
 }
