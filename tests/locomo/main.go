@@ -84,9 +84,9 @@ type options struct {
 	db       string
 	offline  bool
 	verbose  bool
-	// cosineFloor, when not negative, wraps the embedder with
-	// internal/affine: every cosine c becomes floor + (1 − floor)·c.
-	cosineFloor float64
+	// cosineFloor, when set, wraps the embedder with internal/affine:
+	// every cosine c becomes floor + (1 − floor)·c.
+	cosineFloor *float64
 }
 
 func main() {
@@ -98,8 +98,11 @@ func main() {
 	flag.StringVar(&o.db, "db", "", "directory of the memory file, kept and reused (default: a temporary directory, removed at exit)")
 	flag.BoolVar(&o.offline, "offline", false, "use the offline client and lexical embedder even if a model is configured")
 	flag.BoolVar(&o.verbose, "v", false, "log memory activity at info level")
-	flag.Float64Var(&o.cosineFloor, "cosine-floor", -1, "wrap the embedder so that its cosines c become F + (1-F)·c (0 <= F < 1; 0: unchanged; 0.15: about 0.15-0.5; 0.7: about 0.7-0.95) and its vectors are searched even if it is lexical; negative: no wrapper")
+	floor := flag.Float64("cosine-floor", -1, "wrap the embedder so that its cosines c become F + (1-F)·c (0 <= F < 1; 0: unchanged; 0.15: about 0.15-0.5; 0.7: about 0.7-0.95) and its vectors are searched even if it is lexical; negative: no wrapper")
 	flag.Parse()
+	if *floor >= 0 || math.IsNaN(*floor) {
+		o.cosineFloor = floor
+	}
 	if o.data == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline] [-cosine-floor F]")
 		os.Exit(2)
@@ -121,8 +124,8 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 		return fmt.Errorf("-k %d: want 1..100", o.k)
 	case o.turns < 1:
 		return fmt.Errorf("-turns %d: want at least 1", o.turns)
-	case math.IsNaN(o.cosineFloor) || o.cosineFloor >= 1:
-		return fmt.Errorf("-cosine-floor %v: want 0 <= F < 1, or negative for none", o.cosineFloor)
+	case o.cosineFloor != nil && !(*o.cosineFloor >= 0 && *o.cosineFloor < 1):
+		return fmt.Errorf("-cosine-floor %v: want 0 <= F < 1, or negative for none", *o.cosineFloor)
 	}
 	convs, err := loadDir(o.data)
 	if err != nil {
@@ -132,13 +135,13 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 	if err != nil {
 		return err
 	}
-	if o.cosineFloor >= 0 {
-		a, err := affine.New(m.Embedder, o.cosineFloor)
+	if f := o.cosineFloor; f != nil {
+		a, err := affine.New(m.Embedder, *f)
 		if err != nil {
 			return err
 		}
 		m.Embedder = a
-		m.Description += fmt.Sprintf(", cosines mapped to %.2f + %.2f·c", o.cosineFloor, 1-o.cosineFloor)
+		m.Description += fmt.Sprintf(", cosines mapped to %.2f + %.2f·c", *f, 1-*f)
 	}
 	dir := o.db
 	if dir == "" {
