@@ -79,3 +79,20 @@ func Cosine(a, b []float32) float32 {
 	}
 	return Dot(a, b) / (na * nb)
 }
+
+// Lexical is implemented by embedders whose vectors encode only the words
+// of a text, such as embed/lexical's hashed words and n-grams. Retrieval
+// matches words with full text already, and measured on LoCoMo a lexical
+// vector added nothing to it at any weight (see retrieval), so with such
+// an embedder no vector is computed or stored and searches have no vector
+// leg.
+type Lexical interface {
+	// Lexical reports whether the vectors encode only words.
+	Lexical() bool
+}
+
+// IsLexical reports whether e implements Lexical and says it is lexical.
+func IsLexical(e Embedder) bool {
+	l, ok := e.(Lexical)
+	return ok && l.Lexical()
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/affine"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/openai"
@@ -24,11 +25,13 @@ func TestModelFailuresDuringPrune(t *testing.T) {
 	srv := fakeopenai.New(t)
 	mini, err := openai.NewChat(openai.Config{BaseURL: srv.URL(), ChatModel: "mini", MaxRetries: -1})
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
+	lex, err := lexical.New(lexical.Config{Dimensions: dims})
+	require.NoError(t, err)
+	emb, err := affine.New(lex, 0) // not lexical: its vectors are stored
+	require.NoError(t, err)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: emb.Dimensions()})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	emb, err := lexical.New(lexical.Config{Dimensions: dims})
-	require.NoError(t, err)
 	k, err := keeper.New(st, keeper.Config{Mini: mini, Embedder: emb, K: 2, ActiveTurns: 1, Now: func() time.Time { return time.Unix(1e9, 0) }})
 	require.NoError(t, err)
 	s, err := k.Open(ctx, "u1", "s1")
@@ -57,7 +60,7 @@ func TestModelFailuresDuringPrune(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	assert.Empty(t, pending[0].Summary)
-	assert.Len(t, pending[0].ContentVector, dims, "still searchable by content")
+	assert.Len(t, pending[0].ContentVector, emb.Dimensions(), "still searchable by content")
 	assert.Equal(t, "The client plans a 401k rollover.", s.State().CumulativeSummary)
 
 	// At session end the flagged metadata is asked for again and completed.
@@ -73,7 +76,7 @@ func TestModelFailuresDuringPrune(t *testing.T) {
 	assert.False(t, fixed.MetadataPending)
 	assert.Equal(t, "Rollover planning.", fixed.Summary)
 	assert.Equal(t, []string{"401k"}, fixed.Metadata.Entities)
-	assert.Len(t, fixed.SummaryVector, dims)
+	assert.Len(t, fixed.SummaryVector, emb.Dimensions())
 	assert.Contains(t, srv.ChatRequests()[4].LastUserText(), "user: Turn 1.", "the retry re-sent the stored conversation")
 
 	// The metadata request fenced the conversation as data.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/affine"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/store"
@@ -123,8 +124,8 @@ func TestPruneEveryKTurns(t *testing.T) {
 	assert.True(t, strings.HasPrefix(d.Content, "user: Turn 1. My monthly budget leaves about $500 for savings.\nassistant: Answer 1"), d.Content)
 	assert.NotEmpty(t, d.Summary)
 	assert.Contains(t, d.Metadata.Entities, "401k")
-	assert.Len(t, d.ContentVector, dims)
-	assert.Len(t, d.SummaryVector, dims)
+	assert.Nil(t, d.ContentVector, "no vector from a lexical embedder (see TestVectorsOfASemanticEmbedderAreStored)")
+	assert.Nil(t, d.SummaryVector)
 	assert.False(t, d.MetadataPending)
 
 	st := s.State()
@@ -167,7 +168,7 @@ func TestEndSessionAndInitBlock(t *testing.T) {
 	sum := end.Session
 	assert.Equal(t, store.SessionCompleted, sum.Status)
 	assert.NotEmpty(t, sum.Summary)
-	assert.Len(t, sum.SummaryVector, dims)
+	assert.Nil(t, sum.SummaryVector, "no vector from a lexical embedder")
 	assert.NotEmpty(t, sum.KeyTopics)
 	assert.False(t, sum.EndTime.IsZero())
 	assert.Empty(t, sum.State.Turns)
@@ -318,5 +319,36 @@ func TestProcessesOpeningTheSameNewSessionAtOnce(t *testing.T) {
 	require.Len(t, got, n)
 	for i, tr := range got {
 		assert.Equal(t, i+1, tr.Seq)
+	}
+}
+
+// A lexical embedder's vectors are never computed or stored (retrieval
+// does not search them: embed.IsLexical); any other embedder's are: the
+// content and summary of every interaction and the session's summary.
+func TestVectorsOfASemanticEmbedderAreStored(t *testing.T) {
+	ctx := context.Background()
+	lex, err := lexical.New(lexical.Config{Dimensions: dims})
+	require.NoError(t, err)
+	emb, err := affine.New(lex, 0) // the same vectors, not lexical
+	require.NoError(t, err)
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: emb.Dimensions()})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	mini, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	k, err := keeper.New(st, keeper.Config{Mini: mini, Embedder: emb})
+	require.NoError(t, err)
+	s, err := k.Open(ctx, "u1", "s1")
+	require.NoError(t, err)
+	addTurns(t, s, 1, 13)
+	end, err := s.End(ctx)
+	require.NoError(t, err)
+	assert.Len(t, end.Session.SummaryVector, emb.Dimensions())
+	docs, err := st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: "s1"})
+	require.NoError(t, err)
+	require.Len(t, docs, 2)
+	for _, d := range docs {
+		assert.Len(t, d.ContentVector, emb.Dimensions())
+		assert.Len(t, d.SummaryVector, emb.Dimensions())
 	}
 }

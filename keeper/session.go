@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -434,8 +435,14 @@ func (s *Session) interaction(ctx context.Context, chunk []store.Turn, force boo
 	return doc, doc.MetadataPending, nil
 }
 
-// embed sets the vectors of an interaction's content and summary.
+// embed sets the vectors of an interaction's content and summary; none
+// with a lexical embedder (embed.IsLexical), whose vectors retrieval
+// never searches.
 func (s *Session) embed(ctx context.Context, doc *store.Interaction) error {
+	if embed.IsLexical(s.k.cfg.Embedder) {
+		doc.ContentVector, doc.SummaryVector = nil, nil
+		return nil
+	}
 	texts := []string{embedText(doc.Content)}
 	if doc.Summary != "" {
 		texts = append(texts, doc.Summary)
@@ -587,7 +594,7 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 	state := s.State()
 	summary, topics, summaryPending := s.sessionSummary(ctx, state)
 	var vec []float32
-	if summary != "" {
+	if summary != "" && !embed.IsLexical(s.k.cfg.Embedder) {
 		v, err := s.k.cfg.Embedder.Embed(ctx, []string{summary})
 		switch {
 		case err != nil:
@@ -716,8 +723,10 @@ func (k *Keeper) RetrySummaries(ctx context.Context, userID string) (int, error)
 			return done, fmt.Errorf("keeper: summary of session %s: %w", d.ID, err)
 		}
 		d.Summary, d.KeyTopics, d.SummaryVector, d.SummaryPending = summary, mergeTopics(topics, d.KeyTopics), nil, false
-		if v, err := k.cfg.Embedder.Embed(ctx, []string{summary}); err == nil && len(v) == 1 {
-			d.SummaryVector = v[0]
+		if !embed.IsLexical(k.cfg.Embedder) { // retrieval never searches a lexical vector
+			if v, err := k.cfg.Embedder.Embed(ctx, []string{summary}); err == nil && len(v) == 1 {
+				d.SummaryVector = v[0]
+			}
 		}
 		d.UpdatedAt = k.cfg.Now().UTC()
 		if err := k.st.PutSession(ctx, userID, d); err != nil {

@@ -114,6 +114,21 @@ func TestOfflineSQLiteFlow(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, res.Session.Summary)
 
+	// The lexical embedder's vectors are never computed or stored
+	// (embed.IsLexical): retrieval does not search them.
+	require.NoError(t, s.mem.Flush(ctx))
+	insights, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{})
+	require.NoError(t, err)
+	require.NotEmpty(t, insights, "the session's reflection")
+	for _, in := range insights {
+		assert.Nil(t, in.InsightVector, in.InsightText)
+	}
+	for _, d := range docs {
+		assert.Nil(t, d.ContentVector)
+		assert.Nil(t, d.SummaryVector)
+	}
+	assert.Nil(t, res.Session.SummaryVector)
+
 	next, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	resp, err := s.a.Run(ctx, next, agent.UserText("What did we discuss about my 401k?"))

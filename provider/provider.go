@@ -127,7 +127,7 @@ type Config struct {
 
 	// Retrieval selects on-demand (the default), auto, both or off.
 	Retrieval RetrievalMode
-	// RetrievalConfig tunes retrieval (TopK, MinSimilarity, Timeout,
+	// RetrievalConfig tunes retrieval (TopK, MinSimilarity, Timeout, AgentTimeout,
 	// Rewrite…); its Embedder, Mini, Prompts and Logger default to the
 	// provider's.
 	RetrievalConfig retrieval.Config

@@ -262,10 +262,15 @@ func complete[T any](ctx context.Context, r *Reflector, what string, req *agent.
 	return zero, fmt.Errorf("reflection: %s: %w", what, perr)
 }
 
-// embedTexts embeds texts in one call.
+// embedTexts embeds texts in one call; with a lexical embedder
+// (embed.IsLexical), whose vectors retrieval never searches, it computes
+// none and returns nil vectors.
 func (r *Reflector) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
+	}
+	if embed.IsLexical(r.cfg.Embedder) {
+		return make([][]float32, len(texts)), nil
 	}
 	vecs, err := r.cfg.Embedder.Embed(ctx, texts)
 	if err != nil {

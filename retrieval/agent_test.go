@@ -63,9 +63,13 @@ func openStore(t *testing.T) *sqlite.Store {
 
 var idRE = regexp.MustCompile(`\[(int-[0-9a-f]+), (\d{4}-\d\d-\d\d)`)
 
+// The whole exchange runs at a hosted model's pace (700 ms a chat call,
+// 150 ms an embedding): the mini-agent answers within its default budget.
 func TestMainAgentCallsRetrieveUserFactsThroughTheMiniAgent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	srv := fakeopenai.New(t, fakeopenai.WithEmbeddingDimensions(dims))
+	srv := fakeopenai.New(t, fakeopenai.WithEmbeddingDimensions(dims),
+		fakeopenai.WithLatency(fakeopenai.Latency{FirstToken: 700 * time.Millisecond, Embedding: 150 * time.Millisecond}))
 	var mu sync.Mutex
 	var miniRequests []fakeopenai.Request
 	srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {

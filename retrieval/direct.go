@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentmemory/agentmemory/embed"
@@ -22,23 +23,40 @@ type SearchOptions struct {
 }
 
 // Search is direct mode: no model, one query embedding, and the store's
-// hybrid search (vector legs thresholded at Config.MinSimilarity, BM25 full
-// text over the query's words without stopwords) per kind.
+// search per kind: BM25 full text over the query's words without
+// stopwords, and vector legs unless the embedder is lexical
+// (embed.IsLexical: its vectors encode only words, which the text leg
+// matches already; measured on LoCoMo they added nothing at any weight).
+//
+// A vector match counts by its relevance, never by an absolute cosine
+// (unless Config.MinSimilarity sets one): relative to the query's own
+// similarities to the user's documents, rel = (s − b)/(t − b) clamped to
+// [0, 1], where t is the similarity of the user's nearest document and b
+// that of the Candidates-th nearest (the farthest, with fewer): 1 for the
+// nearest, 0 at or below that background. It is the same number whatever
+// scale the embedder's cosines live on (any increasing affine map of the
+// cosines leaves it unchanged), so one setting serves text-embedding-3-small,
+// whose unrelated pairs sit near 0.2, and ada-002, whose sit near 0.7.
 //
 //   - Interactions, the conversation itself with its dates and turn ids,
-//     are re-ranked by score rather than rank (see rank.go): BM25, vector
-//     similarity, the share of the query's terms a document holds, and the
-//     period a date in the query names.
-//   - Insights (distilled facts about the user) keep the store's order and
-//     are fused with the interactions by Reciprocal Rank Fusion. Unless
-//     opts.Kinds or opts.InsightType asks for it, the long-term profile is
-//     left out: every session's initialization block shows it already.
+//     are gathered from the text leg and the vector leg separately (each
+//     Config.Candidates deep) and re-ranked by score rather than rank (see
+//     rank.go): BM25, relevance, the share of the query's terms a document
+//     holds, and the period a date in the query names. A vector-only
+//     candidate therefore competes on what it is worth, never displacing
+//     a text match by rank alone.
+//   - Insights (distilled facts about the user) keep the store's order
+//     and are fused with the interactions by Reciprocal Rank Fusion; a
+//     vector-only insight is kept only when its relevance is at least
+//     relevanceGate. Unless opts.Kinds or opts.InsightType asks for it,
+//     the long-term profile is left out: every session's initialization
+//     block shows it already.
 //   - Session summaries fill the places left, after interactions and
-//     insights, unless they are the only kind asked for. A summary is the
-//     least specific document (and the recent ones are in every session's
-//     context already); it holds no turn ids, and on LoCoMo fusing them as
-//     equals cost a tenth of the questions their evidence. They are searched
-//     only when needed.
+//     insights, unless they are the only kind asked for (the same gate
+//     applies). A summary is the least specific document (and the recent
+//     ones are in every session's context already); it holds no turn ids,
+//     and on LoCoMo fusing them as equals cost a tenth of the questions
+//     their evidence. They are searched only when needed.
 //
 // It returns at most TopK memories of userID, best first.
 func (r *Retriever) Search(ctx context.Context, userID, query string, opts SearchOptions) ([]Memory, error) {
@@ -64,9 +82,13 @@ func (r *Retriever) Search(ctx context.Context, userID, query string, opts Searc
 		}
 		want[k] = true
 	}
-	vec, err := embed.One(ctx, r.cfg.Embedder, query)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: embed query: %w", err)
+	var vec []float32
+	if !embed.IsLexical(r.cfg.Embedder) {
+		v, err := embed.One(ctx, r.cfg.Embedder, query)
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: embed query: %w", err)
+		}
+		vec = v
 	}
 	req := store.SearchRequest{Text: rankQueryText(query), Vector: vec, TopK: max(r.cfg.Candidates, topK), MinSimilarity: r.minSim(), SessionID: opts.SessionID}
 
@@ -91,7 +113,7 @@ func (r *Retriever) Search(ctx context.Context, userID, query string, opts Searc
 			return nil, fmt.Errorf("retrieval: search insights: %w", err)
 		}
 		var ms []Memory
-		for _, h := range hits {
+		for _, h := range gate(hits) {
 			d := h.Doc
 			m := Memory{Kind: store.KindInsight, ID: d.ID, Time: d.CreatedAt, Text: d.InsightText, Score: h.Score}
 			if len(d.SessionIDs) > 0 {
@@ -107,7 +129,7 @@ func (r *Retriever) Search(ctx context.Context, userID, query string, opts Searc
 		if err != nil {
 			return nil, fmt.Errorf("retrieval: search session summaries: %w", err)
 		}
-		for _, h := range hits {
+		for _, h := range gate(hits) {
 			d := h.Doc
 			if d.Summary == "" {
 				continue
@@ -121,10 +143,68 @@ func (r *Retriever) Search(ctx context.Context, userID, query string, opts Searc
 	return out, nil
 }
 
+// relevanceGate is the least relevance of a vector-only insight or session
+// summary (one the text leg did not find) for it to be kept: halfway from
+// the query's background to its nearest document. Not measured with a
+// semantic model yet (no LoCoMo question's evidence is an insight or a
+// summary); a lexical embedder has no vector leg.
+const relevanceGate = 0.5
+
+// relevance maps similarities to relevance relative to the background
+// (b, the lowest) and the nearest (t, the highest) of ref:
+// (s − b)/(t − b), clamped to [0, 1]; 0 for every s when t = b.
+type relevance struct{ b, t float64 }
+
+func relevanceOf(ref []float64) relevance {
+	if len(ref) == 0 {
+		return relevance{}
+	}
+	return relevance{b: slices.Min(ref), t: slices.Max(ref)}
+}
+
+func (rv relevance) of(s float64) float64 {
+	if rv.t <= rv.b {
+		return 0
+	}
+	return max(0, min(1, (s-rv.b)/(rv.t-rv.b)))
+}
+
+// gate keeps the hits the text leg found and the vector-only ones whose
+// relevance, relative to the hits' own similarities, is at least
+// relevanceGate. Hits keep their order.
+func gate[T any](hits []store.Hit[T]) []store.Hit[T] {
+	var sims []float64
+	for _, h := range hits {
+		if h.TextScore == 0 {
+			sims = append(sims, h.Similarity)
+		}
+	}
+	if len(sims) == 0 {
+		return hits
+	}
+	var all []float64
+	for _, h := range hits {
+		if h.Similarity != 0 || h.TextScore == 0 {
+			all = append(all, h.Similarity)
+		}
+	}
+	rv := relevanceOf(all)
+	out := hits[:0:0]
+	for _, h := range hits {
+		if h.TextScore > 0 || rv.of(h.Similarity) >= relevanceGate {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // searchInteractions returns the user's interactions for query, ranked by
-// rankScore.
+// rankScore: the text leg's candidates and, with a query vector, the
+// vector leg's, each req.TopK deep.
 func (r *Retriever) searchInteractions(ctx context.Context, userID, query string, req store.SearchRequest) ([]Memory, error) {
-	hits, err := r.st.SearchInteractions(ctx, userID, req)
+	textReq := req
+	textReq.Vector = nil
+	hits, err := r.st.SearchInteractions(ctx, userID, textReq)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: search interactions: %w", err)
 	}
@@ -133,14 +213,29 @@ func (r *Retriever) searchInteractions(ctx context.Context, userID, query string
 	add := func(h store.Hit[*store.Interaction]) *rankCandidate {
 		c := byID[h.Doc.ID]
 		if c == nil {
-			c = &rankCandidate{doc: h.Doc, text: h.TextScore, similarity: h.Similarity}
+			c = &rankCandidate{doc: h.Doc, similarity: similarity(req.Vector, h.Doc)}
 			byID[h.Doc.ID] = c
 			cands = append(cands, c)
 		}
+		c.text = max(c.text, h.TextScore)
 		return c
 	}
 	for _, h := range hits {
 		add(h)
+	}
+	var rv relevance
+	if len(req.Vector) > 0 {
+		vecReq := req
+		vecReq.Text = ""
+		near, err := r.st.SearchInteractions(ctx, userID, vecReq)
+		if err != nil {
+			return nil, fmt.Errorf("retrieval: search interactions by vector: %w", err)
+		}
+		ref := make([]float64, 0, len(near))
+		for _, h := range near {
+			ref = append(ref, add(h).similarity)
+		}
+		rv = relevanceOf(ref)
 	}
 	if since, until, ok := rankDateWindow(query); ok {
 		q := req
@@ -153,6 +248,9 @@ func (r *Retriever) searchInteractions(ctx context.Context, userID, query string
 			add(h).inWindow = true
 		}
 	}
+	for _, c := range cands {
+		c.relevance = rv.of(c.similarity)
+	}
 	rankScore(query, cands)
 	ms := make([]Memory, len(cands))
 	for i, c := range cands {
@@ -160,6 +258,22 @@ func (r *Retriever) searchInteractions(ctx context.Context, userID, query string
 		ms[i] = Memory{Kind: store.KindInteraction, ID: d.ID, SessionID: d.SessionID, Time: d.Timestamp, Text: d.Content, Summary: d.Summary, TurnIDs: d.TurnIDs, Score: c.score}
 	}
 	return ms, nil
+}
+
+// similarity is the query's best cosine with an interaction's vectors,
+// computed here so that every candidate, from whichever leg, has one; 0
+// without a query vector or a vector of its length.
+func similarity(q []float32, d *store.Interaction) float64 {
+	best, ok := 0.0, false
+	for _, v := range [][]float32{d.ContentVector, d.SummaryVector} {
+		if len(q) > 0 && len(v) == len(q) {
+			s := float64(embed.Cosine(q, v))
+			if !ok || s > best {
+				best, ok = s, true
+			}
+		}
+	}
+	return best
 }
 
 // fuse merges ranked lists of memories with Reciprocal Rank Fusion into at

@@ -66,10 +66,10 @@ func TestRankScore(t *testing.T) {
 	rankScore("taxes", cands)
 	assert.Equal(t, []string{"dated", "new", "old"}, ids(cands))
 
-	// A close vector match lifts a weaker text match above a stronger one.
+	// The nearest vector match lifts a weaker text match above a stronger one.
 	cands = []*rankCandidate{
 		{doc: doc("text", "user: pension", at), text: 5},
-		{doc: doc("vector", "user: my pension and retirement plan at work", at), similarity: 0.9, text: 4},
+		{doc: doc("vector", "user: my pension and retirement plan at work", at), relevance: 1, text: 4},
 	}
 	rankScore("pension", cands)
 	assert.Equal(t, []string{"vector", "text"}, ids(cands))

@@ -4,10 +4,13 @@
 //
 // Two modes answer a query:
 //
-//   - Direct: the three searches (each a hybrid of vector and full-text
-//     legs in the store) fused by Reciprocal Rank Fusion, thresholded and
+//   - Direct: the three searches (full text, and vectors unless the
+//     embedder is lexical), scored with vector relevance relative to the
+//     query's own similarities (never an absolute cosine), fused and
 //     formatted with citations. No model is involved; it is the default
-//     when no model is configured and the fast path when one is.
+//     when no model is configured, the fast path when one is, and what
+//     retrieve_user_facts answers with when the mini-agent overruns its
+//     budget or fails.
 //   - Mini-agent: a small agent on Config.Mini with three search tools
 //     (search_interactions, search_insights, search_session_summaries)
 //     decides what to search, may search several times, and writes a
@@ -31,10 +34,16 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultTopK          = 5
-	DefaultMinSimilarity = 0.75
-	DefaultTimeout       = 2 * time.Second
-	DefaultMaxRounds     = 3
+	DefaultTopK = 5
+	// DefaultTimeout bounds a direct search: one query embedding (about
+	// 0.1–0.5 s from a hosted model) and the store's searches
+	// (milliseconds).
+	DefaultTimeout = 2 * time.Second
+	// DefaultAgentTimeout bounds the mini-agent: at least two chat calls
+	// (a gpt-4o-mini-class call takes about 0.5–2 s), its searches and
+	// their embeddings, up to DefaultMaxRounds rounds.
+	DefaultAgentTimeout = 8 * time.Second
+	DefaultMaxRounds    = 3
 	// DefaultMaxAnswerTokens caps each mini-agent model call.
 	DefaultMaxAnswerTokens = 500
 	// DefaultCandidates is how many documents each kind's search returns
@@ -54,16 +63,27 @@ type Config struct {
 	Prompts *prompts.Set
 	// TopK is the number of memories returned; zero means DefaultTopK (5).
 	TopK int
-	// MinSimilarity drops vector matches below this cosine similarity; zero
-	// means DefaultMinSimilarity (0.75); negative means no threshold.
-	// Full-text matches are kept whatever their similarity.
+	// MinSimilarity, when positive, drops vector matches below this cosine
+	// similarity: an absolute floor, for an embedder whose scale has been
+	// measured. Zero or negative means none, the default: a vector match
+	// counts by its relevance relative to the query's own similarities to
+	// the user's documents (see Search), the same whatever scale the
+	// embedder's cosines live on (text-embedding-3-small's about 0.15–0.5,
+	// ada-002's 0.7–0.9). Full-text matches are kept whatever their
+	// similarity.
 	MinSimilarity float64
 	// Candidates is each kind's search depth before fusion; zero means
 	// DefaultCandidates.
 	Candidates int
-	// Timeout bounds one retrieval; zero means DefaultTimeout (2 s). A
-	// retrieval that times out answers that no memory is available.
+	// Timeout bounds a direct search (Search through Retrieve, Auto, and
+	// the direct search every Retrieve runs beside the mini-agent); zero
+	// means DefaultTimeout (2 s).
 	Timeout time.Duration
+	// AgentTimeout bounds the mini-agent; zero means DefaultAgentTimeout
+	// (8 s). A mini-agent that overruns or fails leaves Retrieve the
+	// direct search's memories; only when that fails too is the answer
+	// that no memory is available.
+	AgentTimeout time.Duration
 	// MaxRounds bounds the mini-agent's tool rounds; zero means
 	// DefaultMaxRounds.
 	MaxRounds int
@@ -98,8 +118,8 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 		return nil, fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", cfg.MinSimilarity)
 	case cfg.Rewrite != "" && cfg.Rewrite != RewritePrepend && cfg.Rewrite != RewriteLLM && cfg.Rewrite != RewriteOff:
 		return nil, fmt.Errorf("retrieval: unknown Config.Rewrite %q (want %q, %q or %q)", cfg.Rewrite, RewritePrepend, RewriteLLM, RewriteOff)
-	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.MaxRounds < 0, cfg.MaxAnswerTokens < 0:
-		return nil, errors.New("retrieval: negative Candidates, Timeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
+	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.AgentTimeout < 0, cfg.MaxRounds < 0, cfg.MaxAnswerTokens < 0:
+		return nil, errors.New("retrieval: negative Candidates, Timeout, AgentTimeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
 	}
 	if cfg.Prompts == nil {
 		cfg.Prompts = prompts.Default()
@@ -110,14 +130,14 @@ func New(st store.Store, cfg Config) (*Retriever, error) {
 	if cfg.TopK == 0 {
 		cfg.TopK = DefaultTopK
 	}
-	if cfg.MinSimilarity == 0 {
-		cfg.MinSimilarity = DefaultMinSimilarity
-	}
 	if cfg.Candidates == 0 {
 		cfg.Candidates = DefaultCandidates
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.AgentTimeout == 0 {
+		cfg.AgentTimeout = DefaultAgentTimeout
 	}
 	if cfg.MaxRounds == 0 {
 		cfg.MaxRounds = DefaultMaxRounds
@@ -158,9 +178,10 @@ type Memory struct {
 	Score float64
 }
 
-// minSim is the store-level threshold for the configured similarity.
+// minSim is the store-level threshold for the configured similarity: -1
+// (none) unless an absolute floor is configured.
 func (r *Retriever) minSim() float64 {
-	if r.cfg.MinSimilarity < 0 {
+	if r.cfg.MinSimilarity <= 0 {
 		return -1
 	}
 	return r.cfg.MinSimilarity

@@ -15,33 +15,73 @@ type Answer struct {
 	// Text is what the caller (usually the main agent) reads: cited facts,
 	// NoMemoryFound, or NoMemoryAvailable after a failure.
 	Text string
-	// Memories are the documents a direct retrieval found (the mini-agent's
-	// answer cites ids in Text instead).
+	// Memories are the documents a direct retrieval found, also when they
+	// stand in for a mini-agent that failed (the mini-agent's answer cites
+	// ids in Text instead).
 	Memories []Memory
 	// Agent reports that the mini-agent answered.
 	Agent bool
+	// Degraded reports that the mini-agent overran Config.AgentTimeout or
+	// failed and Text holds the direct search's memories instead; AgentErr
+	// says why.
+	Degraded bool
+	// AgentErr is the mini-agent's failure, if any.
+	AgentErr error
 	// Err is the failure behind NoMemoryAvailable, if any.
 	Err error
 }
 
-// Retrieve answers query from userID's memory, within Config.Timeout: with
-// the mini-agent when Config.Mini is set and direct is false, else
-// directly. It never fails: a search error or timeout is logged and the
-// answer says no memory is available (Answer.Err keeps the cause).
+// Retrieve answers query from userID's memory. With the mini-agent (when
+// Config.Mini is set and direct is false) it runs the direct search beside
+// it, each on its own budget (Config.AgentTimeout, Config.Timeout): the
+// mini-agent's answer when it comes in time, else the direct search's
+// memories (Answer.Degraded). Without it, the direct search. It never
+// fails: a search error or timeout is logged and the answer says no memory
+// is available (Answer.Err keeps the cause).
 func (r *Retriever) Retrieve(ctx context.Context, userID, query string, direct bool) Answer {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
+	type searched struct {
+		ms  []Memory
+		err error
+	}
+	// The direct search stops when Retrieve returns (the mini-agent
+	// answered in time).
+	dctx, stop := context.WithCancel(ctx)
+	defer stop()
+	search := func() searched {
+		ctx, cancel := context.WithTimeout(dctx, r.cfg.Timeout)
+		defer cancel()
+		ms, err := r.Search(ctx, userID, query, SearchOptions{})
+		if err != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("direct search timed out after %v: %w", r.cfg.Timeout, err)
+		}
+		return searched{ms, err}
+	}
 	var a Answer
 	if r.cfg.Mini != nil && !direct {
-		a = r.agentAnswer(ctx, userID, query)
+		directDone := make(chan searched, 1)
+		go func() { directDone <- search() }()
+		actx, cancel := context.WithTimeout(ctx, r.cfg.AgentTimeout)
+		a = r.agentAnswer(actx, userID, query)
+		cancel()
+		if a.Err == nil {
+			return a
+		}
+		agentErr := a.Err
+		if errors.Is(agentErr, context.DeadlineExceeded) {
+			agentErr = fmt.Errorf("mini-agent overran its %v budget: %w", r.cfg.AgentTimeout, agentErr)
+		}
+		d := <-directDone
+		a = Answer{Text: Format(d.ms), Memories: d.ms, Degraded: true, AgentErr: agentErr, Err: d.err}
+		if d.err == nil {
+			r.cfg.Logger.WarnContext(ctx, "memory: mini-agent failed; answering with the direct search's memories", "user", userID, "err", agentErr)
+			return a
+		}
+		a.Err = errors.Join(agentErr, d.err)
 	} else {
-		ms, err := r.Search(ctx, userID, query, SearchOptions{})
-		a = Answer{Text: Format(ms), Memories: ms, Err: err}
+		d := search()
+		a = Answer{Text: Format(d.ms), Memories: d.ms, Err: d.err}
 	}
 	if a.Err != nil {
-		if errors.Is(a.Err, context.DeadlineExceeded) {
-			a.Err = fmt.Errorf("retrieval timed out after %v: %w", r.cfg.Timeout, a.Err)
-		}
 		r.cfg.Logger.WarnContext(ctx, "memory: retrieval failed; answering without memory", "user", userID, "err", a.Err)
 		a.Text, a.Memories = NoMemoryAvailable, nil
 	}

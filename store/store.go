@@ -213,7 +213,12 @@ type SearchRequest struct {
 	VectorFields []VectorField
 	// TopK is the number of hits; zero means DefaultTopK.
 	TopK int
-	// MinSimilarity drops vector-leg candidates below this cosine similarity.
+	// MinSimilarity drops vector-leg candidates below this cosine
+	// similarity; -1 keeps them all. An absolute cosine means different
+	// things for different embedding models (unrelated texts sit near 0.2
+	// for text-embedding-3-small, near 0.7 for ada-002): package retrieval
+	// passes -1 unless configured otherwise, and weighs vector matches by
+	// their relevance relative to the query's own similarities.
 	MinSimilarity float64
 	// SessionID keeps documents of one session (interactions: session_id;
 	// insights: session_ids contains it; sessions: the id).

@@ -112,6 +112,11 @@ func (e *Embedder) Model() string { return e.model }
 // Dimensions returns the vector length.
 func (e *Embedder) Dimensions() int { return e.dim }
 
+// Lexical reports true: the vectors encode only words and pieces of words
+// (embed.Lexical), which full-text search matches already, so memory
+// neither stores nor searches them.
+func (e *Embedder) Lexical() bool { return true }
+
 // Embed returns one unit (or zero) vector per text. It checks ctx before
 // each text and fails with ctx's error, wrapped, once it is done.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {

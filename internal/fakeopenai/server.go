@@ -36,6 +36,13 @@
 //     false (so SDKs do not retry) and a message, and the test is marked
 //     failed with t.Errorf.
 //
+// # Latency
+//
+// By default a reply is written at once, or after its WithDelay.
+// WithLatency(RealisticLatency), or another Latency, makes every answer
+// take as long as a hosted model's would: time to first token plus time
+// per token for chat, a time per embeddings request.
+//
 // Unknown paths, methods other than POST and bodies that are not JSON also
 // fail the test. The server is closed with t.Cleanup. A Server is safe for
 // concurrent use.
@@ -70,6 +77,7 @@ type config struct {
 	tls          bool
 	dims         int
 	noDefaultEmb bool
+	latency      Latency
 }
 
 // WithTLS serves HTTPS with a self-signed certificate; use Server.Client (or
@@ -334,8 +342,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if reply.delay > 0 {
-		t := time.NewTimer(reply.delay)
+	if delay := reply.delay + s.cfg.latency.wait(req, reply); delay > 0 {
+		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
 		case <-r.Context().Done():

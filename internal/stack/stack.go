@@ -34,16 +34,25 @@ type Models struct {
 
 // ModelsFromEnv returns the model llm/openai.FromEnv configures from
 // lookup, or the offline client and lexical embedder when none is
-// configured or forceOffline is set.
+// configured or forceOffline is set. It also checks the store's variables
+// (those OpenStore reads), so that one error names every problem of the
+// environment, the model's and the store's, rather than one per run.
 func ModelsFromEnv(lookup func(string) (string, bool), forceOffline bool) (*Models, error) {
+	var storeErr error
+	if _, err := cosmos.FromEnv(lookup, cosmos.Config{}); err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
+		storeErr = fmt.Errorf("store configuration: %w", err)
+	}
 	if !forceOffline {
 		c, err := openai.FromEnv(lookup, openai.Config{})
 		switch {
-		case err == nil:
+		case err == nil && storeErr == nil:
 			return &Models{Chat: c.Chat, Mini: c.Mini, Embedder: c.Embedder, Description: "model " + c.String()}, nil
-		case !errors.Is(err, openai.ErrNotConfigured):
-			return nil, fmt.Errorf("model configuration: %w", err)
+		case err != nil && !errors.Is(err, openai.ErrNotConfigured):
+			return nil, errors.Join(fmt.Errorf("model configuration: %w", err), storeErr)
 		}
+	}
+	if storeErr != nil {
+		return nil, storeErr
 	}
 	client, err := offline.New(offline.Config{})
 	if err != nil {

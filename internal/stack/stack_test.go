@@ -36,6 +36,17 @@ func TestModelsFromEnv(t *testing.T) {
 
 	_, err = ModelsFromEnv(env(map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com"}), false)
 	assert.ErrorContains(t, err, "AZURE_OPENAI", "half-configured is an error, never the offline client")
+
+	// The model's and the store's problems in one message.
+	_, err = ModelsFromEnv(env(map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1",
+		"AZURE_COSMOS_ENDPOINT": "https://x.documents.azure.com", "AZURE_COSMOS_VECTOR_INDEX": "hnsw"}), false)
+	require.Error(t, err)
+	for _, want := range []string{"model configuration", "OPENAI_CHAT_MODEL", "OPENAI_EMBEDDING_MODEL", "OPENAI_EMBEDDING_DIMENSIONS",
+		"store configuration", "AZURE_COSMOS_VECTOR_INDEX"} {
+		assert.ErrorContains(t, err, want)
+	}
+	_, err = ModelsFromEnv(env(map[string]string{"AZURE_COSMOS_ENDPOINT": "https://x.documents.azure.com", "AZURE_COSMOS_AUTOSCALE_MAX_RU": "10"}), true)
+	assert.ErrorContains(t, err, "AZURE_COSMOS_AUTOSCALE_MAX_RU", "offline models, the store still checked")
 }
 
 func TestOpenStore(t *testing.T) {

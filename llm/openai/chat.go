@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -26,6 +27,7 @@ type Chat struct {
 	model      string
 	tokenLimit TokenLimit
 	service    Service
+	endpoint   string
 }
 
 var _ agent.ChatClient = (*Chat)(nil)
@@ -49,6 +51,7 @@ func NewChat(cfg Config) (*Chat, error) {
 		model:      cfg.ChatModel,
 		tokenLimit: cfg.tokenLimit(),
 		service:    cfg.Service(),
+		endpoint:   cfg.Endpoint(),
 	}, nil
 }
 
@@ -56,6 +59,11 @@ func NewChat(cfg Config) (*Chat, error) {
 func (c *Chat) Model() string { return c.model }
 
 // Complete implements agent.ChatClient.
+//
+// A server that refuses the connection or whose host name does not
+// resolve fails the call at once with an error wrapping ErrUnreachable
+// that names the endpoint and the cause; other failures are retried as
+// Config.MaxRetries says.
 //
 // Messages map to Chat Completions messages: Name becomes the "name" field
 // on system, user and assistant messages (characters the API rejects —
@@ -76,7 +84,11 @@ func (c *Chat) Complete(ctx context.Context, req *agent.ChatRequest) (*agent.Cha
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.svc.New(ctx, params)
+	var out *openai.ChatCompletion
+	err = guarded(ctx, c.endpoint, func(ctx context.Context, report option.RequestOption) (err error) {
+		out, err = c.svc.New(ctx, params, report)
+		return err
+	})
 	if err != nil {
 		return nil, wrapAPIError(fmt.Sprintf("chat completion (model %s)", c.model), err)
 	}

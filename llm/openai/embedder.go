@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/agentmemory/agentmemory/embed"
@@ -19,6 +20,7 @@ type Embedder struct {
 	dims      int
 	sendDims  bool
 	batchSize int
+	endpoint  string
 }
 
 var _ embed.Embedder = (*Embedder)(nil)
@@ -56,6 +58,7 @@ func NewEmbedder(cfg Config) (*Embedder, error) {
 		dims:      dims,
 		sendDims:  send,
 		batchSize: batch,
+		endpoint:  cfg.Endpoint(),
 	}, nil
 }
 
@@ -70,7 +73,8 @@ func (e *Embedder) Dimensions() int { return e.dims }
 // the configured batch size, puts every vector back at its input's
 // position using the server's index field, and fails if a vector is
 // missing, duplicated, or (wrapping embed.ErrDimension) of the wrong length.
-// Empty texts are refused up front: the OpenAI API rejects them.
+// Empty texts are refused up front: the OpenAI API rejects them. An
+// unreachable server fails at once, as for Chat.Complete (ErrUnreachable).
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	for i, t := range texts {
 		if t == "" {
@@ -96,7 +100,11 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string, out [][]float
 	if e.sendDims {
 		p.Dimensions = param.NewOpt(int64(e.dims))
 	}
-	resp, err := e.svc.New(ctx, p)
+	var resp *openai.CreateEmbeddingResponse
+	err := guarded(ctx, e.endpoint, func(ctx context.Context, report option.RequestOption) (err error) {
+		resp, err = e.svc.New(ctx, p, report)
+		return err
+	})
 	if err != nil {
 		return wrapAPIError(fmt.Sprintf("embed (model %s)", e.model), err)
 	}

@@ -62,7 +62,8 @@ func (c *Clients) String() string {
 // overwritten.
 //
 // It returns ErrNotConfigured when none of the variables is set, and an
-// error naming the variable when the ones set are incomplete or invalid.
+// error naming the variable when the ones set are incomplete or invalid:
+// one error naming every required variable that is missing.
 func FromEnv(lookup func(string) (string, bool), base Config) (*Clients, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -93,31 +94,24 @@ func FromEnv(lookup func(string) (string, bool), base Config) (*Clients, error) 
 	}
 
 	var mini string
+	// missing gathers every required variable that is not set (and a bad
+	// OPENAI_BASE_URL), so that one message names them all.
+	var missing []string
+	need := func(v, name, why string) {
+		if v == "" {
+			missing = append(missing, name+" is required "+why)
+		}
+	}
 	switch {
 	case get("AZURE_OPENAI_ENDPOINT") != "":
 		cfg.Azure.Endpoint = get("AZURE_OPENAI_ENDPOINT")
 		cfg.Azure.APIKey = get("AZURE_OPENAI_API_KEY")
 		cfg.Azure.APIVersion = get("AZURE_OPENAI_API_VERSION")
-		switch {
-		case cfg.Azure.APIKey != "":
-			cfg.Azure.Credential = nil
-		case cfg.Azure.Credential == nil:
-			// One credential for the three clients, so they share its token cache.
-			cred, err := azidentity.NewDefaultAzureCredential(nil)
-			if err != nil {
-				return nil, fmt.Errorf("llm/openai: AZURE_OPENAI_API_KEY is not set and DefaultAzureCredential failed: %w", err)
-			}
-			cfg.Azure.Credential = cred
-		}
 		cfg.ChatModel = get("AZURE_OPENAI_CHAT_DEPLOYMENT")
 		cfg.EmbeddingModel = get("AZURE_OPENAI_EMBEDDING_DEPLOYMENT")
 		mini = get("AZURE_OPENAI_CHAT_MINI_DEPLOYMENT")
-		if err := require(cfg.ChatModel, "AZURE_OPENAI_CHAT_DEPLOYMENT", "with AZURE_OPENAI_ENDPOINT"); err != nil {
-			return nil, err
-		}
-		if err := require(cfg.EmbeddingModel, "AZURE_OPENAI_EMBEDDING_DEPLOYMENT", "with AZURE_OPENAI_ENDPOINT"); err != nil {
-			return nil, err
-		}
+		need(cfg.ChatModel, "AZURE_OPENAI_CHAT_DEPLOYMENT", "with AZURE_OPENAI_ENDPOINT")
+		need(cfg.EmbeddingModel, "AZURE_OPENAI_EMBEDDING_DEPLOYMENT", "with AZURE_OPENAI_ENDPOINT")
 	case get("OPENAI_API_KEY") != "" || get("OPENAI_BASE_URL") != "":
 		cfg.APIKey = get("OPENAI_API_KEY")
 		cfg.BaseURL = get("OPENAI_BASE_URL")
@@ -129,13 +123,12 @@ func FromEnv(lookup func(string) (string, bool), base Config) (*Clients, error) 
 			cfg.EmbeddingModel = orDefault(cfg.EmbeddingModel, DefaultEmbeddingModel)
 			mini = orDefault(mini, DefaultMiniModel)
 		} else {
+			if err := checkURL("OPENAI_BASE_URL", cfg.BaseURL); err != nil {
+				missing = append(missing, strings.TrimPrefix(err.Error(), ErrConfig.Error()+": "))
+			}
 			// Another server's model names cannot be guessed.
-			if err := require(cfg.ChatModel, "OPENAI_CHAT_MODEL", "with OPENAI_BASE_URL"); err != nil {
-				return nil, err
-			}
-			if err := require(cfg.EmbeddingModel, "OPENAI_EMBEDDING_MODEL", "with OPENAI_BASE_URL"); err != nil {
-				return nil, err
-			}
+			need(cfg.ChatModel, "OPENAI_CHAT_MODEL", "with OPENAI_BASE_URL")
+			need(cfg.EmbeddingModel, "OPENAI_EMBEDDING_MODEL", "with OPENAI_BASE_URL")
 		}
 	default:
 		azure := slices.ContainsFunc(set, func(k string) bool { return strings.HasPrefix(k, "AZURE_") })
@@ -143,6 +136,29 @@ func FromEnv(lookup func(string) (string, bool), base Config) (*Clients, error) 
 			return nil, fmt.Errorf("%w: %s set without AZURE_OPENAI_ENDPOINT", ErrConfig, strings.Join(set, ", "))
 		}
 		return nil, fmt.Errorf("%w: %s set without OPENAI_API_KEY or OPENAI_BASE_URL", ErrConfig, strings.Join(set, ", "))
+	}
+	if _, _, err := cfg.embeddingDimensions(); err != nil {
+		model := "the embedding model"
+		if cfg.EmbeddingModel != "" {
+			model = fmt.Sprintf("embedding model %q", cfg.EmbeddingModel)
+		}
+		missing = append(missing, "OPENAI_EMBEDDING_DIMENSIONS is required: the vector length of "+model+" is not known")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrConfig, strings.Join(missing, "; "))
+	}
+	if cfg.Azure.Endpoint != "" {
+		switch {
+		case cfg.Azure.APIKey != "":
+			cfg.Azure.Credential = nil
+		case cfg.Azure.Credential == nil:
+			// One credential for the three clients, so they share its token cache.
+			cred, err := azidentity.NewDefaultAzureCredential(nil)
+			if err != nil {
+				return nil, fmt.Errorf("llm/openai: AZURE_OPENAI_API_KEY is not set and DefaultAzureCredential failed: %w", err)
+			}
+			cfg.Azure.Credential = cred
+		}
 	}
 	mini = orDefault(mini, cfg.ChatModel)
 
@@ -156,21 +172,11 @@ func FromEnv(lookup func(string) (string, bool), base Config) (*Clients, error) 
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := cfg.embeddingDimensions(); err != nil {
-		return nil, fmt.Errorf("%w; set OPENAI_EMBEDDING_DIMENSIONS", err)
-	}
 	emb, err := NewEmbedder(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Clients{Chat: chat, Mini: miniChat, Embedder: emb, Config: cfg, MiniModel: mini}, nil
-}
-
-func require(v, name, why string) error {
-	if v == "" {
-		return fmt.Errorf("%w: %s is required %s", ErrConfig, name, why)
-	}
-	return nil
 }
 
 // orDefault returns v, or def when v is empty.

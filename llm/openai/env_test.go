@@ -147,14 +147,15 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 			"AZURE_OPENAI_EMBEDDING_DEPLOYMENT is required"},
 		{"azure deployment of unknown size", map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com", "AZURE_OPENAI_API_KEY": "k",
 			"AZURE_OPENAI_CHAT_DEPLOYMENT": "c", "AZURE_OPENAI_EMBEDDING_DEPLOYMENT": "emb"},
-			"set OPENAI_EMBEDDING_DIMENSIONS"},
+			`OPENAI_EMBEDDING_DIMENSIONS is required: the vector length of embedding model "emb" is not known`},
 		{"azure key without endpoint", map[string]string{"AZURE_OPENAI_API_KEY": "k"}, "AZURE_OPENAI_API_KEY set without AZURE_OPENAI_ENDPOINT"},
 		{"model without key", map[string]string{"OPENAI_CHAT_MODEL": "m"}, "OPENAI_CHAT_MODEL set without OPENAI_API_KEY or OPENAI_BASE_URL"},
 		{"base url without chat model", map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1"}, "OPENAI_CHAT_MODEL is required with OPENAI_BASE_URL"},
 		{"base url without embedding model", map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1", "OPENAI_CHAT_MODEL": "m"}, "OPENAI_EMBEDDING_MODEL is required"},
 		{"bad dimensions", map[string]string{"OPENAI_API_KEY": "k", "OPENAI_EMBEDDING_DIMENSIONS": "many"}, `OPENAI_EMBEDDING_DIMENSIONS="many": want a positive integer`},
 		{"zero dimensions", map[string]string{"OPENAI_API_KEY": "k", "OPENAI_EMBEDDING_DIMENSIONS": "0"}, "OPENAI_EMBEDDING_DIMENSIONS"},
-		{"bad base url", map[string]string{"OPENAI_BASE_URL": "localhost:8080", "OPENAI_CHAT_MODEL": "m", "OPENAI_EMBEDDING_MODEL": "e"}, "BaseURL"},
+		{"bad base url", map[string]string{"OPENAI_BASE_URL": "localhost:8080", "OPENAI_CHAT_MODEL": "m", "OPENAI_EMBEDDING_MODEL": "e"},
+			`OPENAI_BASE_URL "localhost:8080": want an absolute http or https URL; OPENAI_EMBEDDING_DIMENSIONS is required`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,6 +166,27 @@ func TestFromEnvErrorsNameTheVariable(t *testing.T) {
 			assert.NotErrorIs(t, err, openai.ErrNotConfigured)
 			assert.Contains(t, err.Error(), tc.want)
 		})
+	}
+}
+
+// Every missing variable is named in one message, not one per run.
+func TestFromEnvNamesEveryMissingVariableAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"AZURE_OPENAI_ENDPOINT": "https://x.openai.azure.com", "AZURE_OPENAI_API_KEY": "k"},
+			"AZURE_OPENAI_CHAT_DEPLOYMENT is required with AZURE_OPENAI_ENDPOINT; " +
+				"AZURE_OPENAI_EMBEDDING_DEPLOYMENT is required with AZURE_OPENAI_ENDPOINT; " +
+				"OPENAI_EMBEDDING_DIMENSIONS is required: the vector length of the embedding model is not known"},
+		{map[string]string{"OPENAI_BASE_URL": "http://localhost:11434/v1"},
+			"OPENAI_CHAT_MODEL is required with OPENAI_BASE_URL; " +
+				"OPENAI_EMBEDDING_MODEL is required with OPENAI_BASE_URL; " +
+				"OPENAI_EMBEDDING_DIMENSIONS is required: the vector length of the embedding model is not known"},
+	} {
+		_, err := openai.FromEnv(env(tc.vars), openai.Config{})
+		require.ErrorIs(t, err, openai.ErrConfig)
+		assert.EqualError(t, err, "llm/openai: invalid config: "+tc.want)
 	}
 }
 

@@ -147,7 +147,9 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open connects to the account, provisions the database and containers if
-// cfg.CreateIfNotExists, and returns the Store. Close it when done.
+// cfg.CreateIfNotExists, and returns the Store. Close it when done. An
+// endpoint that refuses the connection or whose host name does not resolve
+// fails at once with ErrUnreachable, naming the endpoint and the cause.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Endpoint == "" {
 		return nil, errors.New("cosmos: Config.Endpoint is empty")
@@ -191,6 +193,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.MaxTextCandidates <= 0 {
 		cfg.MaxTextCandidates = DefaultMaxTextCandidates
 	}
+	if err := probe(ctx, cfg.Endpoint); err != nil {
+		return nil, err
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -205,6 +210,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	// Partition keys outside the Basic Multilingual Plane need it (pkheader.go).
 	opts.PerCallPolicies = withPartitionKeyPolicy(opts.PerCallPolicies)
+	// A refused connection or an unknown host is not retried (reach.go).
+	opts.PerRetryPolicies = withFailFast(opts.PerRetryPolicies, cfg.Endpoint)
 	var (
 		client *azcosmos.Client
 		err    error

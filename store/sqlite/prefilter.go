@@ -213,7 +213,7 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if !sc.qc.encode(query, qn) {
-		return s.rankExact(f, slots, query, qn, k, minSim, pf)
+		return s.rankExact(f, slots, query, qn, k, minSim)
 	}
 	sc.rows = sc.rows[:0]
 	all := f.all()

@@ -426,6 +426,36 @@ func lexicalRankFixture(t testing.TB, n, queries int) rankFixture {
 	return fx
 }
 
+// shiftedRankFixture returns fx with every cosine c mapped to floor +
+// (1 − floor)·c, as internal/affine does (one more dimension): the same
+// rankings with the cosines of a real embedding model, text-embedding-3's
+// about 0.15–0.5 for floor 0.15.
+func shiftedRankFixture(fx rankFixture, floor float64) rankFixture {
+	shift := func(v []float32) []float32 {
+		if len(v) == 0 {
+			return nil
+		}
+		w := make([]float32, len(v)+1)
+		f := float32(math.Sqrt(1-floor)) / embed.Norm(v)
+		for i, x := range v {
+			w[i] = x * f
+		}
+		w[len(v)] = float32(math.Sqrt(floor))
+		return w
+	}
+	out := rankFixture{set: newVecSet(1, len(fx.set.rows)).withCodes()}
+	for i := range fx.set.rows {
+		src := &fx.set.rows[i]
+		r := vecRow{id: src.id}
+		r.setVectors(shift(src.vecs[0]), shift(src.vecs[1]))
+		out.set.put(r)
+	}
+	for _, q := range fx.queries {
+		out.queries = append(out.queries, shift(q))
+	}
+	return out
+}
+
 // TestPrefilterExactOnFixtures compares pre-filtered and exact legs of
 // depth 100 (a search with TopK 5) on 10,000 random unit vectors and
 // embed/lexical embeddings of generated sentences (2,000 under the race
@@ -476,9 +506,11 @@ func TestPrefilterExactOnFixtures(t *testing.T) {
 }
 
 // BenchmarkVecSetRank times the two vector legs of a search (depth 100) on
-// a coded set of 10,000 random or embed/lexical vectors: exact scans and
-// the pre-filter, with threshold pruning (prune.go) and without, at
-// MinSimilarity 0 and 0.75 (direct-mode retrieval's default).
+// a coded set of 10,000 random or embed/lexical vectors, and lexical ones
+// with cosines shifted into text-embedding-3's range (0.15 + 0.85·c): exact
+// scans and the pre-filter, with threshold pruning (prune.go) and without,
+// with no threshold (-1, direct-mode retrieval's default) and at
+// MinSimilarity 0 and 0.75.
 func BenchmarkVecSetRank(b *testing.B) {
 	const n = 10_000
 	f := filter{kind: store.KindInteraction}
@@ -488,6 +520,7 @@ func BenchmarkVecSetRank(b *testing.B) {
 	}{
 		{"random", func() rankFixture { return randomRankFixture(n, 64) }},
 		{"lexical", func() rankFixture { return lexicalRankFixture(b, n, 64) }},
+		{"lexical-shifted", func() rankFixture { return shiftedRankFixture(lexicalRankFixture(b, n, 64), 0.15) }},
 	} {
 		x := fx.fx()
 		for _, c := range []struct {
@@ -497,7 +530,7 @@ func BenchmarkVecSetRank(b *testing.B) {
 			{"exact", prefilter{}},
 			{"prefilter", prefilter{min: 1}},
 		} {
-			for _, minSim := range []float64{0, 0.75} {
+			for _, minSim := range []float64{-1, 0, 0.75} {
 				for _, exhaustive := range []bool{true, false} {
 					pf := c.pf
 					pf.exhaustive = exhaustive

@@ -2,7 +2,7 @@
 // conversations ("Evaluating Very Long-Term Conversational Memory of LLM
 // Agents", ACL 2024).
 //
-//	go run ./tests/locomo -data ../shared/locomo [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline]
+//	go run ./tests/locomo -data ../shared/locomo [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline] [-cosine-floor F]
 //
 // It ingests each conversation of -data (every *.json file in LoCoMo
 // format) through the real memory provider on the embedded SQLite store,
@@ -39,6 +39,15 @@
 // uses that model and embedder; -offline forces the offline client. A
 // half-configured model is an error, never replaced silently.
 //
+// -cosine-floor F wraps the embedder (internal/affine) so that every cosine
+// c becomes F + (1 − F)·c: the same ranking on another scale. The wrapper
+// is not lexical (embed.IsLexical), so the lexical embedder's vectors are
+// then stored and searched. Recall must not move with F (retrieval's
+// relevance is relative to each query's own similarities, never an
+// absolute cosine): F = 0 runs the vector leg on unchanged cosines, 0.15
+// puts the lexical embedder's cosines about where text-embedding-3-small's
+// are (0.15–0.5), 0.7 where text-embedding-ada-002's are (0.7–0.95).
+//
 // # Metric
 //
 // Questions of category 5 (adversarial) and those without evidence are left
@@ -59,8 +68,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 
+	"github.com/agentmemory/agentmemory/internal/affine"
 	"github.com/agentmemory/agentmemory/internal/stack"
 )
 
@@ -73,6 +84,9 @@ type options struct {
 	db       string
 	offline  bool
 	verbose  bool
+	// cosineFloor, when set, wraps the embedder with internal/affine:
+	// every cosine c becomes floor + (1 − floor)·c.
+	cosineFloor *float64
 }
 
 func main() {
@@ -84,9 +98,13 @@ func main() {
 	flag.StringVar(&o.db, "db", "", "directory of the memory file, kept and reused (default: a temporary directory, removed at exit)")
 	flag.BoolVar(&o.offline, "offline", false, "use the offline client and lexical embedder even if a model is configured")
 	flag.BoolVar(&o.verbose, "v", false, "log memory activity at info level")
+	floor := flag.Float64("cosine-floor", -1, "wrap the embedder so that its cosines c become F + (1-F)·c (0 <= F < 1; 0: unchanged; 0.15: about 0.15-0.5; 0.7: about 0.7-0.95) and its vectors are searched even if it is lexical; negative: no wrapper")
 	flag.Parse()
+	if *floor >= 0 || math.IsNaN(*floor) {
+		o.cosineFloor = floor
+	}
 	if o.data == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline]")
+		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline] [-cosine-floor F]")
 		os.Exit(2)
 	}
 	level := slog.LevelWarn
@@ -106,6 +124,8 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 		return fmt.Errorf("-k %d: want 1..100", o.k)
 	case o.turns < 1:
 		return fmt.Errorf("-turns %d: want at least 1", o.turns)
+	case o.cosineFloor != nil && !(*o.cosineFloor >= 0 && *o.cosineFloor < 1):
+		return fmt.Errorf("-cosine-floor %v: want 0 <= F < 1, or negative for none", *o.cosineFloor)
 	}
 	convs, err := loadDir(o.data)
 	if err != nil {
@@ -114,6 +134,14 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 	m, err := stack.ModelsFromEnv(lookup, o.offline)
 	if err != nil {
 		return err
+	}
+	if f := o.cosineFloor; f != nil {
+		a, err := affine.New(m.Embedder, *f)
+		if err != nil {
+			return err
+		}
+		m.Embedder = a
+		m.Description += fmt.Sprintf(", cosines mapped to %.2f + %.2f·c", *f, 1-*f)
 	}
 	dir := o.db
 	if dir == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -138,6 +139,7 @@ func TestRejects(t *testing.T) {
 		"no files": {data: t.TempDir(), k: 5, turns: 10},
 		"k":        {data: "testdata", k: 0, turns: 10},
 		"turns":    {data: "testdata", k: 5, turns: 0},
+		"floor 1":  {data: "testdata", k: 5, turns: 10, cosineFloor: ptr(1.0)},
 	} {
 		assert.Error(t, run(ctx, io.Discard, quiet(), o, noEnv), name)
 	}
@@ -188,4 +190,24 @@ func TestCommandOnCosmos(t *testing.T) {
 // TestCommandOnCosmos skips, saying why once; in CI it fails.
 func TestWithoutServer(t *testing.T) {
 	cosmostest.CheckWithoutServer(t, "^TestCommandOnCosmos$")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// -cosine-floor wraps the embedder: its vectors are stored and searched
+// (the wrapper is not lexical), and mapping the cosines into 0.15–0.5 or
+// 0.7–0.95 changes no figure.
+func TestCosineFloorChangesNoFigure(t *testing.T) {
+	var figures []map[string]any
+	for _, f := range []float64{0, 0.15, 0.7} {
+		out, obj := runJSON(t, options{k: 2, turns: 2, cosineFloor: ptr(f)})
+		assert.Contains(t, out, fmt.Sprintf("cosines mapped to %.2f + %.2f·c", f, 1-f))
+		assert.Contains(t, obj["model"], "cosines mapped")
+		for _, k := range []string{"model", "search_p50_ms", "search_p95_ms"} {
+			delete(obj, k)
+		}
+		figures = append(figures, obj)
+	}
+	assert.Equal(t, figures[0], figures[1])
+	assert.Equal(t, figures[0], figures[2])
 }
