@@ -52,6 +52,14 @@ func (s *Session) ID() string { return s.id }
 // UserID returns the id of the user the session belongs to.
 func (s *Session) UserID() string { return s.userID }
 
+// Completed reports whether the session has ended (here or in another
+// process that this one has heard of): it takes no more turns.
+func (s *Session) Completed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.doc.Status == store.SessionCompleted
+}
+
 // Init returns the initialization block loaded when the session opened.
 func (s *Session) Init() InitBlock {
 	s.mu.Lock()

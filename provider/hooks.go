@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,10 +30,9 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 			return nil, err
 		}
 	}
-	id := p.sessionID(ic.Session)
-	ls, err := p.open(ctx, userID, id)
+	id, ls, err := p.current(ctx, ic.Session, userID)
 	if err != nil {
-		return nil, fmt.Errorf("provider: open memory session %s: %w", id, err)
+		return nil, err
 	}
 	p.touch(userID, id, ls)
 	c := ls.ks.Context()
@@ -67,6 +67,29 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 	p.log.DebugContext(ctx, "memory: context injected", "user", userID, "session", id,
 		"tokens", c.Manifest.Tokens, "budget", c.Manifest.Budget, "items", len(c.Manifest.Items), "omitted", len(c.Manifest.Omitted), "manifest", c.Manifest)
 	return aic, nil
+}
+
+// current returns the memory session of sess, opened. In ModeIdle an agent
+// session outlives its memory sessions: when the one it was in has ended
+// (idle), the next begins, named like a ModePerRun run's and kept in the
+// agent session's state.
+func (p *MemoryProvider) current(ctx context.Context, sess *agent.Session, userID string) (string, *liveSession, error) {
+	id := p.sessionID(sess)
+	ls, err := p.open(ctx, userID, id)
+	if err == nil && p.cfg.Mode == ModeIdle && ls.ks.Completed() {
+		err = keeper.ErrSessionCompleted
+	}
+	if errors.Is(err, keeper.ErrSessionCompleted) && p.cfg.Mode == ModeIdle {
+		id = runSessionID(sess.ID())
+		if err := sess.SetState(stateRunSession, id); err != nil {
+			return "", nil, err
+		}
+		ls, err = p.open(ctx, userID, id)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("provider: open memory session %s: %w", id, err)
+	}
+	return id, ls, nil
 }
 
 // runSessionID names the memory session of one run of a ModePerRun agent
@@ -140,14 +163,21 @@ func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.WriteTimeout)
 	defer cancel()
-	id := p.sessionID(ic.Session)
-	ls, err := p.open(ctx, userID, id)
+	id, ls, err := p.current(ctx, ic.Session, userID)
 	if err != nil {
-		return fmt.Errorf("provider: open memory session %s: %w", id, err)
+		return err
 	}
 	turn := turnOf(ic, p.cfg.Now())
 	if len(turn.Messages) > 0 {
-		if _, err := ls.ks.AddTurn(ctx, turn); err != nil {
+		_, err := ls.ks.AddTurn(ctx, turn)
+		if errors.Is(err, keeper.ErrSessionCompleted) && p.cfg.Mode == ModeIdle {
+			// The session idled out while the run was going: the turn
+			// goes to the next one.
+			if id, ls, err = p.current(ctx, ic.Session, userID); err == nil {
+				_, err = ls.ks.AddTurn(ctx, turn)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("provider: store turn: %w", err)
 		}
 	}

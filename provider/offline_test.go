@@ -263,6 +263,35 @@ func TestPerRunAndIdleModes(t *testing.T) {
 		got, err := idle.st.GetSession(ctx, "u1", sess.ID())
 		return err == nil && got.Status == store.SessionCompleted
 	}, 5*time.Second, 10*time.Millisecond, "the idle session ended by itself")
+
+	// The agent session goes on after its idle end: the next run is kept,
+	// in a new memory session that begins with the ended one's summary.
+	rec := &lastRequest{ChatClient: idle.chat}
+	again := agent.New(rec, agent.Config{ContextProviders: []agent.ContextProvider{idle.mem}})
+	_, err = again.Run(ctx, sess, agent.UserText("I also hold $3,000 in a savings account."))
+	require.NoError(t, err)
+	require.NoError(t, idle.mem.Flush(ctx))
+	all, err := idle.st.ListSessions(ctx, "u1", store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, all, 2, "a second memory session")
+	var block string
+	for _, m := range rec.req.Messages {
+		if strings.HasPrefix(m.Text, "<memory>") {
+			block = m.Text
+		}
+	}
+	assert.Contains(t, block, "Recent Session Summaries", "the new session starts with the ended one's summary")
+	var kept int
+	for _, d := range all {
+		turns, err := idle.st.ListTurns(ctx, "u1", d.ID, 0)
+		require.NoError(t, err)
+		for _, tr := range turns {
+			if strings.Contains(tr.Messages[0].Content, "$3,000") {
+				kept++
+			}
+		}
+	}
+	assert.Equal(t, 1, kept, "the run after the idle end is kept")
 }
 
 func TestConfigValidation(t *testing.T) {

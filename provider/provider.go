@@ -465,10 +465,11 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	return res, nil
 }
 
-// sessionID is the memory session id of an agent session: its id, or in
-// ModePerRun the id of the current run's session.
+// sessionID is the memory session id of an agent session: its id, or the
+// one kept in its state (ModePerRun: the current run's session; ModeIdle:
+// the session begun after an idle end).
 func (p *MemoryProvider) sessionID(sess *agent.Session) string {
-	if p.cfg.Mode == ModePerRun {
+	if p.cfg.Mode == ModePerRun || p.cfg.Mode == ModeIdle {
 		var id string
 		if ok, _ := sess.State(stateRunSession, &id); ok && id != "" {
 			return id
