@@ -54,7 +54,8 @@ const (
 	// background after the run.
 	ModePerRun
 	// ModeIdle: a memory session begins at the first run and ends in the
-	// background once no run has happened for Config.IdleTimeout.
+	// background once no run has happened for Config.IdleTimeout; the
+	// agent session's next run begins the next memory session.
 	ModeIdle
 )
 
