@@ -36,6 +36,10 @@
 //     false (so SDKs do not retry) and a message, and the test is marked
 //     failed with t.Errorf.
 //
+// A server made with WithoutToolCalling or WithoutJSONMode answers a chat
+// request that uses the missing feature with HTTP 400 before step 1, as
+// such a server does, without failing the test.
+//
 // Unknown paths, methods other than POST and bodies that are not JSON also
 // fail the test. The server is closed with t.Cleanup. A Server is safe for
 // concurrent use.
@@ -70,6 +74,7 @@ type config struct {
 	tls          bool
 	dims         int
 	noDefaultEmb bool
+	features     features
 }
 
 // WithTLS serves HTTPS with a self-signed certificate; use Server.Client (or
@@ -315,6 +320,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if refusal, lacks := s.cfg.features.refusal(req); lacks {
+		s.write(w, req, refusal, seq)
+		return
+	}
 	reply, ok := s.next(req)
 	if !ok {
 		what := "QueueChat or HandleChat"
