@@ -51,6 +51,33 @@
 //
 // The output is a Markdown table on stdout; -json FILE also writes the
 // figures as a JSON object (see report).
+//
+// # Answer quality (-answer)
+//
+//	go run ./tests/locomo -data DIR -answer [-conversations N] [-questions N] [-retrieval tool|auto|both] [-no-baseline] [-json FILE]
+//
+// With -answer the command needs a configured model (it says so and fails
+// offline: the offline client is not an LLM) and measures answers instead
+// of retrieval. After ingesting the conversations as above, it asks each
+// question of categories 1–4 that has a reference answer ("Question: …")
+// of an agent on the chat model with the memory provider as its context
+// provider, retrieval as -retrieval says (tool: retrieve_user_facts, the
+// provider's default; auto; both), every question in a session of its
+// own whose turn is not stored, so that no question becomes memory for
+// the next. Beside it, unless -no-baseline, the same model with the same
+// instructions (answerInstructions) answers with the whole conversation
+// in the prompt, sessions dated. The chat model then judges each answer
+// against the reference with the answer_judge prompt (package prompts):
+// CORRECT or WRONG, generous about wording — the J metric of the mem0
+// paper (arXiv 2504.19413). J is the share judged CORRECT; an answer the
+// judge's output does not label counts as wrong and is reported as
+// unjudged. Tokens (answering model, memory model) and latency are kept
+// per question. -conversations and -questions bound the run, which costs
+// money: the full ten conversations are about 1,500 questions, each
+// answered twice and judged twice. After three failed questions in a row
+// the run stops. The output is a Markdown table of J per category and the
+// token and latency figures; -json FILE writes them with every question's
+// answers and labels (see answerReport).
 package main
 
 import (
@@ -59,7 +86,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/agentmemory/agentmemory/internal/stack"
 )
@@ -73,6 +102,13 @@ type options struct {
 	db       string
 	offline  bool
 	verbose  bool
+
+	// -answer and its limits.
+	answer        bool
+	conversations int
+	questions     int
+	retrieval     string
+	noBaseline    bool
 }
 
 func main() {
@@ -84,9 +120,14 @@ func main() {
 	flag.StringVar(&o.db, "db", "", "directory of the memory file, kept and reused (default: a temporary directory, removed at exit)")
 	flag.BoolVar(&o.offline, "offline", false, "use the offline client and lexical embedder even if a model is configured")
 	flag.BoolVar(&o.verbose, "v", false, "log memory activity at info level")
+	flag.BoolVar(&o.answer, "answer", false, "measure answer quality instead of retrieval: each question answered by the agent with memory and with the whole conversation, judged by the model (needs a model; costs money)")
+	flag.IntVar(&o.conversations, "conversations", 0, "with -answer: at most this many conversations, in file order (0: all)")
+	flag.IntVar(&o.questions, "questions", 0, "with -answer: at most this many questions per conversation (0: all)")
+	flag.StringVar(&o.retrieval, "retrieval", "tool", "with -answer: how the agent reaches memory: tool (retrieve_user_facts), auto or both")
+	flag.BoolVar(&o.noBaseline, "no-baseline", false, "with -answer: skip the full-context baseline")
 	flag.Parse()
 	if o.data == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline]")
+		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline]\n       locomo -data DIR -answer [-conversations N] [-questions N] [-retrieval tool|auto|both] [-no-baseline] [-turns 10] [-json FILE] [-db DIR]")
 		os.Exit(2)
 	}
 	level := slog.LevelWarn
@@ -106,14 +147,31 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 		return fmt.Errorf("-k %d: want 1..100", o.k)
 	case o.turns < 1:
 		return fmt.Errorf("-turns %d: want at least 1", o.turns)
+	case o.conversations < 0 || o.questions < 0:
+		return fmt.Errorf("-conversations %d, -questions %d: want 0 (all) or more", o.conversations, o.questions)
+	case !slices.Contains(slices.Collect(maps.Keys(retrievalModes)), o.retrieval):
+		return fmt.Errorf("-retrieval %q: want tool, auto or both", o.retrieval)
+	}
+	m, err := stack.ModelsFromEnv(lookup, o.offline)
+	if err != nil {
+		return err
+	}
+	if o.answer && m.Offline {
+		return ErrNeedsModel
 	}
 	convs, err := loadDir(o.data)
 	if err != nil {
 		return err
 	}
-	m, err := stack.ModelsFromEnv(lookup, o.offline)
-	if err != nil {
-		return err
+	var mini *meter
+	if o.answer {
+		if o.conversations > 0 && len(convs) > o.conversations {
+			convs = convs[:o.conversations]
+		}
+		mini = &meter{ChatClient: m.Mini}
+		metered := *m
+		metered.Mini = mini
+		m = &metered
 	}
 	dir := o.db
 	if dir == "" {
@@ -129,13 +187,31 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 		return err
 	}
 	defer mem.close(ctx)
-	fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, memory on %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.Description, storeDesc, o.turns, o.k)
+	if o.answer {
+		fmt.Fprintf(w, "LoCoMo answer quality (J: the model judges each answer CORRECT or WRONG): %d conversations from %s, %s, memory on %s, retrieval %s, %d turns per interaction\n\n",
+			len(convs), o.data, m.Description, storeDesc, o.retrieval, o.turns)
+	} else {
+		fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, memory on %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.Description, storeDesc, o.turns, o.k)
+	}
 	for _, c := range convs {
 		st, err := mem.ingest(ctx, c)
 		if err != nil {
 			return fmt.Errorf("ingest %s: %w", c.name, err)
 		}
 		logger.Info("locomo: conversation ready", "conversation", c.name, "sessions", len(c.sessions), "reused", st.reused, "interactions", st.interactions, "elapsed", st.elapsed)
+	}
+	if o.answer {
+		ingest, _ := mini.take()
+		rep, err := runAnswers(ctx, logger, o, m, mem, mini, convs)
+		if err != nil {
+			return err
+		}
+		rep.IngestMemoryTokens = ingest.TotalTokens
+		rep.writeMarkdown(w)
+		if o.jsonPath != "" {
+			return writeJSON(o.jsonPath, rep)
+		}
+		return nil
 	}
 	rep, err := evaluate(ctx, mem, convs, o.k)
 	if err != nil {
