@@ -142,6 +142,9 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, lookup func(string) (string, bool)) error {
+	if o.retrieval == "" {
+		o.retrieval = "tool"
+	}
 	switch {
 	case o.k < 1 || o.k > 100:
 		return fmt.Errorf("-k %d: want 1..100", o.k)
