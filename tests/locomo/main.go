@@ -73,7 +73,7 @@
 // judge's output does not label counts as wrong and is reported as
 // unjudged. Tokens (answering model, memory model) and latency are kept
 // per question. -conversations and -questions bound the run, which costs
-// money: the full ten conversations are about 1,500 questions, each
+// money: the ten LoCoMo conversations hold about 1,540 such questions, each
 // answered twice and judged twice. After three failed questions in a row
 // the run stops. The output is a Markdown table of J per category and the
 // token and latency figures; -json FILE writes them with every question's
