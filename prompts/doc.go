@@ -46,5 +46,7 @@
 // and ParseCumulativeSummary take the first usable JSON object (or text)
 // wherever the model put it, ignore fields of the wrong type, trim,
 // deduplicate and cap lists, and fail with an error wrapping ErrUnusable
-// when nothing usable is left.
+// when nothing usable is left. ParseJudgement reads the answer_judge
+// prompt's verdict (CORRECT or WRONG) from a JSON object or, failing that,
+// from the words of the text, and refuses output that names both.
 package prompts

@@ -15,19 +15,21 @@ const (
 	BlockRequest         = "request"          // fact_retrieval: what the main agent asked for
 	BlockMemories        = "memories"         // fact_retrieval tool results: retrieved documents
 	BlockRecentTurns     = "recent_turns"     // query_rewrite: the conversation so far
-	BlockQuestion        = "question"         // query_rewrite: the message to make standalone
+	BlockQuestion        = "question"         // query_rewrite: the message to make standalone; answer_judge: the question asked
 	BlockSessions        = "sessions"         // session_reflection: the conversations to reflect on
 	BlockCategories      = "categories"       // session_reflection: the insight categories, "name: description" a line
 	BlockProfile         = "profile"          // profile_synthesis: the current long-term profile
 	BlockNewInsights     = "new_insights"     // profile_synthesis: the session insights to fold in
 	BlockInsights        = "insights"         // reconcile: the pool of insights, one a line
+	BlockGoldAnswer      = "gold_answer"      // answer_judge: the reference answer
+	BlockResponse        = "response"         // answer_judge: the answer to grade
 )
 
 // blockNames lists every block name; Fence neutralises all of them, so data
 // fenced in one block cannot open or close another either.
 var blockNames = []string{BlockConversation, BlockPreviousSummary, BlockNewTurns, BlockSummarySoFar, BlockLastTurns,
 	BlockRequest, BlockMemories, BlockRecentTurns, BlockQuestion, BlockSessions, BlockCategories, BlockProfile,
-	BlockNewInsights, BlockInsights}
+	BlockNewInsights, BlockInsights, BlockGoldAnswer, BlockResponse}
 
 // tagRE matches anything that reads as an opening or closing tag of a block:
 // "<conversation>", "</conversation>", "< / CONVERSATION >"…

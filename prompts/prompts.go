@@ -34,6 +34,7 @@ const (
 	NameSessionReflection   = "session_reflection"
 	NameProfileSynthesis    = "profile_synthesis"
 	NameReconcile           = "reconcile"
+	NameAnswerJudge         = "answer_judge"
 )
 
 // Limits the prompts ask for and the parsers enforce.
@@ -97,6 +98,13 @@ var specs = map[string]spec{
 		blocks: []string{BlockProfile, BlockNewInsights},
 		sample: func() any {
 			return profileData("The user saves 10% of their salary.", []InsightLine{{Label: "i1", Date: sampleToday, Category: "preference", Confidence: 0.9, Text: "The user prefers index funds."}})
+		},
+	},
+	NameAnswerJudge: {
+		blocks: []string{BlockQuestion, BlockGoldAnswer, BlockResponse},
+		json:   true,
+		sample: func() any {
+			return judgeData("Where does the user's sister live?", "Lisbon", "She moved to Lisbon last year.")
 		},
 	},
 	NameReconcile: {

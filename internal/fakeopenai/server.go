@@ -43,6 +43,12 @@
 // take as long as a hosted model's would: time to first token plus time
 // per token for chat, a time per embeddings request.
 //
+// # Missing features
+//
+// A server made with WithoutToolCalling or WithoutJSONMode answers a chat
+// request that uses the missing feature with HTTP 400 before step 1, as
+// such a server does, without failing the test.
+//
 // Unknown paths, methods other than POST and bodies that are not JSON also
 // fail the test. The server is closed with t.Cleanup. A Server is safe for
 // concurrent use.
@@ -78,6 +84,7 @@ type config struct {
 	dims         int
 	noDefaultEmb bool
 	latency      Latency
+	features     features
 }
 
 // WithTLS serves HTTPS with a self-signed certificate; use Server.Client (or
@@ -323,6 +330,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if refusal, lacks := s.cfg.features.refusal(req); lacks {
+		s.write(w, req, refusal, seq)
+		return
+	}
 	reply, ok := s.next(req)
 	if !ok {
 		what := "QueueChat or HandleChat"

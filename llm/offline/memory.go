@@ -36,6 +36,7 @@ func memoryHandlers() map[string]Handler {
 		prompts.NameSessionReflection:   handleSessionReflection,
 		prompts.NameProfileSynthesis:    handleProfileSynthesis,
 		prompts.NameReconcile:           handleReconcile,
+		prompts.NameAnswerJudge:         handleAnswerJudge,
 	}
 }
 

@@ -56,7 +56,10 @@
 //     the user's first-person statements that fit a category, a profile
 //     composed from them, and near-duplicates grouped (never
 //     contradictions: rules cannot tell them). reflection.go documents the
-//     rules.
+//     rules;
+//   - answer_judge: CORRECT when the response holds every content word of
+//     the reference answer, else WRONG (a paraphrase is WRONG: rules
+//     cannot tell meaning).
 //
 // A sentence's information is the sum, over its distinct content terms
 // (stopwords and filler words dropped, stemmed by lexis), of each term's

@@ -42,6 +42,9 @@ type turn struct {
 type question struct {
 	Question string   `json:"question"`
 	Evidence []string `json:"evidence"`
+	// Answer is the reference answer: a string, or a number in some of the
+	// released data (answerText reads both).
+	Answer json.RawMessage `json:"answer"`
 	// unknown are evidence ids that name no turn of the conversation, left
 	// out of Evidence.
 	unknown  []string
@@ -183,6 +186,19 @@ func splitEvidence(ev []string) []string {
 		}
 	}
 	return out
+}
+
+// answerText is the reference answer as text, or "" when there is none.
+func (q question) answerText() string {
+	var s string
+	if json.Unmarshal(q.Answer, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var n json.Number
+	if json.Unmarshal(q.Answer, &n) == nil {
+		return n.String()
+	}
+	return ""
 }
 
 // messageText is what memory stores of a turn: its text, with the image's

@@ -246,8 +246,11 @@ func (r *report) writeMarkdown(w io.Writer) {
 	}
 }
 
-func (r *report) writeJSON(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+func (r *report) writeJSON(path string) error { return writeJSON(path, r) }
+
+// writeJSON writes v as indented JSON to path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,33 @@
 //
 // The output is a Markdown table on stdout; -json FILE also writes the
 // figures as a JSON object (see report).
+//
+// # Answer quality (-answer)
+//
+//	go run ./tests/locomo -data DIR -answer [-conversations N] [-questions N] [-retrieval tool|auto|both] [-no-baseline] [-json FILE]
+//
+// With -answer the command needs a configured model (it says so and fails
+// offline: the offline client is not an LLM) and measures answers instead
+// of retrieval. After ingesting the conversations as above, it asks each
+// question of categories 1–4 that has a reference answer ("Question: …")
+// of an agent on the chat model with the memory provider as its context
+// provider, retrieval as -retrieval says (tool: retrieve_user_facts, the
+// provider's default; auto; both), every question in a session of its
+// own whose turn is not stored, so that no question becomes memory for
+// the next. Beside it, unless -no-baseline, the same model with the same
+// instructions (answerInstructions) answers with the whole conversation
+// in the prompt, sessions dated. The chat model then judges each answer
+// against the reference with the answer_judge prompt (package prompts):
+// CORRECT or WRONG, generous about wording — the J metric of the mem0
+// paper (arXiv 2504.19413). J is the share judged CORRECT; an answer the
+// judge's output does not label counts as wrong and is reported as
+// unjudged. Tokens (answering model, memory model) and latency are kept
+// per question. -conversations and -questions bound the run, which costs
+// money: the ten LoCoMo conversations hold about 1,540 such questions, each
+// answered twice and judged twice. After three failed questions in a row
+// the run stops. The output is a Markdown table of J per category and the
+// token and latency figures; -json FILE writes them with every question's
+// answers and labels (see answerReport).
 package main
 
 import (
@@ -68,8 +95,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/agentmemory/agentmemory/internal/affine"
 	"github.com/agentmemory/agentmemory/internal/stack"
@@ -87,6 +116,13 @@ type options struct {
 	// cosineFloor, when set, wraps the embedder with internal/affine:
 	// every cosine c becomes floor + (1 − floor)·c.
 	cosineFloor *float64
+
+	// -answer and its limits.
+	answer        bool
+	conversations int
+	questions     int
+	retrieval     string
+	noBaseline    bool
 }
 
 func main() {
@@ -99,12 +135,17 @@ func main() {
 	flag.BoolVar(&o.offline, "offline", false, "use the offline client and lexical embedder even if a model is configured")
 	flag.BoolVar(&o.verbose, "v", false, "log memory activity at info level")
 	floor := flag.Float64("cosine-floor", -1, "wrap the embedder so that its cosines c become F + (1-F)·c (0 <= F < 1; 0: unchanged; 0.15: about 0.15-0.5; 0.7: about 0.7-0.95) and its vectors are searched even if it is lexical; negative: no wrapper")
+	flag.BoolVar(&o.answer, "answer", false, "measure answer quality instead of retrieval: each question answered by the agent with memory and with the whole conversation, judged by the model (needs a model; costs money)")
+	flag.IntVar(&o.conversations, "conversations", 0, "with -answer: at most this many conversations, in file order (0: all)")
+	flag.IntVar(&o.questions, "questions", 0, "with -answer: at most this many questions per conversation (0: all)")
+	flag.StringVar(&o.retrieval, "retrieval", "tool", "with -answer: how the agent reaches memory: tool (retrieve_user_facts), auto or both")
+	flag.BoolVar(&o.noBaseline, "no-baseline", false, "with -answer: skip the full-context baseline")
 	flag.Parse()
 	if *floor >= 0 || math.IsNaN(*floor) {
 		o.cosineFloor = floor
 	}
 	if o.data == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline] [-cosine-floor F]")
+		fmt.Fprintln(os.Stderr, "usage: locomo -data DIR [-k 5] [-turns 10] [-json FILE] [-db DIR] [-offline] [-cosine-floor F]\n       locomo -data DIR -answer [-conversations N] [-questions N] [-retrieval tool|auto|both] [-no-baseline] [-turns 10] [-json FILE] [-db DIR]")
 		os.Exit(2)
 	}
 	level := slog.LevelWarn
@@ -119,6 +160,9 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, lookup func(string) (string, bool)) error {
+	if o.retrieval == "" {
+		o.retrieval = "tool"
+	}
 	switch {
 	case o.k < 1 || o.k > 100:
 		return fmt.Errorf("-k %d: want 1..100", o.k)
@@ -126,14 +170,31 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 		return fmt.Errorf("-turns %d: want at least 1", o.turns)
 	case o.cosineFloor != nil && !(*o.cosineFloor >= 0 && *o.cosineFloor < 1):
 		return fmt.Errorf("-cosine-floor %v: want 0 <= F < 1, or negative for none", *o.cosineFloor)
+	case o.conversations < 0 || o.questions < 0:
+		return fmt.Errorf("-conversations %d, -questions %d: want 0 (all) or more", o.conversations, o.questions)
+	case !slices.Contains(slices.Collect(maps.Keys(retrievalModes)), o.retrieval):
+		return fmt.Errorf("-retrieval %q: want tool, auto or both", o.retrieval)
+	}
+	m, err := stack.ModelsFromEnv(lookup, o.offline)
+	if err != nil {
+		return err
+	}
+	if o.answer && m.Offline {
+		return ErrNeedsModel
 	}
 	convs, err := loadDir(o.data)
 	if err != nil {
 		return err
 	}
-	m, err := stack.ModelsFromEnv(lookup, o.offline)
-	if err != nil {
-		return err
+	var mini *meter
+	if o.answer {
+		if o.conversations > 0 && len(convs) > o.conversations {
+			convs = convs[:o.conversations]
+		}
+		mini = &meter{ChatClient: m.Mini}
+		metered := *m
+		metered.Mini = mini
+		m = &metered
 	}
 	if f := o.cosineFloor; f != nil {
 		a, err := affine.New(m.Embedder, *f)
@@ -157,13 +218,31 @@ func run(ctx context.Context, w io.Writer, logger *slog.Logger, o options, looku
 		return err
 	}
 	defer mem.close(ctx)
-	fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, memory on %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.Description, storeDesc, o.turns, o.k)
+	if o.answer {
+		fmt.Fprintf(w, "LoCoMo answer quality (J: the model judges each answer CORRECT or WRONG): %d conversations from %s, %s, memory on %s, retrieval %s, %d turns per interaction\n\n",
+			len(convs), o.data, m.Description, storeDesc, o.retrieval, o.turns)
+	} else {
+		fmt.Fprintf(w, "LoCoMo direct-mode retrieval: %d conversations from %s, %s, memory on %s, %d turns per interaction, top-%d\n\n", len(convs), o.data, m.Description, storeDesc, o.turns, o.k)
+	}
 	for _, c := range convs {
 		st, err := mem.ingest(ctx, c)
 		if err != nil {
 			return fmt.Errorf("ingest %s: %w", c.name, err)
 		}
 		logger.Info("locomo: conversation ready", "conversation", c.name, "sessions", len(c.sessions), "reused", st.reused, "interactions", st.interactions, "elapsed", st.elapsed)
+	}
+	if o.answer {
+		ingest, _ := mini.take()
+		rep, err := runAnswers(ctx, logger, o, m, mem, mini, convs)
+		if err != nil {
+			return err
+		}
+		rep.IngestMemoryTokens = ingest.TotalTokens
+		rep.writeMarkdown(w)
+		if o.jsonPath != "" {
+			return writeJSON(o.jsonPath, rep)
+		}
+		return nil
 	}
 	rep, err := evaluate(ctx, mem, convs, o.k)
 	if err != nil {
