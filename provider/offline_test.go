@@ -263,6 +263,7 @@ func TestPerRunAndIdleModes(t *testing.T) {
 		got, err := idle.st.GetSession(ctx, "u1", sess.ID())
 		return err == nil && got.Status == store.SessionCompleted
 	}, 5*time.Second, 10*time.Millisecond, "the idle session ended by itself")
+	require.NoError(t, idle.mem.Flush(ctx)) // the end's job is done
 
 	// The agent session goes on after its idle end: the next run is kept,
 	// in a new memory session that begins with the ended one's summary.
