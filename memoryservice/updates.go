@@ -228,8 +228,8 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 		s.fail(w, r, "update memories", err)
 		return
 	}
-	w.Header().Set("Operation-Location", s.operationLocation(r, name, rec.ID))
-	writeJSON(w, http.StatusAccepted, rec.response())
+	w.Header().Set("Operation-Location", s.operationLocation(r, name, rec["update_id"].(string)))
+	writeJSON(w, http.StatusAccepted, rec)
 }
 
 // operationLocation is the address the client polls.
@@ -249,7 +249,8 @@ func (s *Service) operationLocation(r *http.Request, name, id string) string {
 // (queued), then the items as turns of the scope's open memory session. A
 // queued update of the same scope is superseded by this one, whose
 // session it continues (the debounce of update_delay).
-func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID string, msgs []agent.Message, delay time.Duration) (*updateRecord, error) {
+// It returns the update as the API shows it on acceptance.
+func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID string, msgs []agent.Message, delay time.Duration) (map[string]any, error) {
 	unlock := s.lockScope("accept", userID)
 	defer unlock()
 	s.mu.Lock()
@@ -307,8 +308,9 @@ func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scop
 			s.log.WarnContext(ctx, "memoryservice: marking a superseded update", "update", old.rec.ID, "err", err)
 		}
 	}
+	accepted := rec.response() // before the runner owns rec
 	s.schedule(rec)
-	return rec, nil
+	return accepted, nil
 }
 
 // providerLike is the part of provider.MemoryProvider an update uses.
