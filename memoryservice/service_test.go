@@ -201,3 +201,5 @@ func errorParam(t *testing.T, out map[string]any) string {
 	p, _ := e["param"].(string)
 	return p
 }
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }

@@ -495,11 +495,11 @@ func (s *Service) resume(ctx context.Context) error {
 			s.schedule(rec)
 			continue
 		}
+		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
 		s.mu.Lock()
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() { defer s.wg.Done(); s.run(s.runCtx, rec) }()
-		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
 	}
 	return nil
 }
