@@ -63,7 +63,9 @@ func (s *Service) routes() {
 	})
 	api.HandleFunc("GET /memory_stores/{name}/updates/{id}", s.getUpdate)
 	api.HandleFunc("POST /memory_stores/{name}/items:list", s.listItems)
+	api.HandleFunc("POST /memory_stores/{name}/items", s.createItem)
 	api.HandleFunc("GET /memory_stores/{name}/items/{id}", s.getItem)
+	api.HandleFunc("POST /memory_stores/{name}/items/{id}", s.updateItem)
 	api.HandleFunc("DELETE /memory_stores/{name}/items/{id}", s.deleteItem)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("", "no such operation: %s %s", r.Method, r.URL.Path))

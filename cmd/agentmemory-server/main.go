@@ -2,7 +2,7 @@
 // Foundry Memory Store API (package memoryservice), so that any language's
 // official client — or curl — stores and searches long-term memory:
 //
-//	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v]
+//	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
 //
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set; the model and embedder come
@@ -14,7 +14,9 @@
 // the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); clients
 // send one as "Authorization: Bearer <key>" or "api-key: <key>". With no
 // key configured the server listens on loopback only and says so. /healthz
-// and /readyz need no key. SIGINT or SIGTERM drains: no new requests,
+// and /readyz need no key. The official Azure SDKs send a Bearer token
+// only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
+// proxy) for them. SIGINT or SIGTERM drains: no new requests,
 // requests in flight answered, updates in progress finished (queued ones
 // stay queued in the store and complete after the next start).
 package main
@@ -107,8 +109,13 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	db := fs.String("db", "agentmemory.db", "SQLite memory file (unused with AZURE_COSMOS_ENDPOINT)")
 	offline := fs.Bool("offline", false, "use the offline no-LLM client even if a model is configured")
 	verbose := fs.Bool("v", false, "log at debug level")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key file of -tls-cert")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return errors.New("-tls-cert and -tls-key go together")
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -148,10 +155,16 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if len(ks) == 0 {
 		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")
 	}
-	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "models", m.Description, "memory", desc, "keys", len(ks))
+	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
 	srv := &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() {
+		if *tlsCert != "" {
+			served <- srv.ServeTLS(ln, *tlsCert, *tlsKey)
+			return
+		}
+		served <- srv.Serve(ln)
+	}()
 	if listening != nil {
 		listening <- ln.Addr().String()
 	}
