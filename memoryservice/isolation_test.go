@@ -13,7 +13,10 @@ import (
 // another scope's search, list or get, nor reachable through another
 // memory store, even under the same scope name.
 func TestScopesAndStoresAreIsolated(t *testing.T) {
-	s := start(t, dbPath(t), Config{})
+	isolation(t, start(t, dbPath(t), Config{}))
+}
+
+func isolation(t *testing.T, s *server) {
 	s.createStore("alpha", nil)
 	s.createStore("beta", nil)
 	operations(t, s.wait("alpha", s.update("alpha", "alice", 0, "I prefer dark roast coffee.")))

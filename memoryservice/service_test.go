@@ -37,12 +37,24 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // models; cfg's Keys and Now are kept.
 func start(t *testing.T, path string, cfg Config) *server {
 	t.Helper()
+	return startOn(t, func(t *testing.T, dims int) store.Store {
+		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
+		require.NoError(t, err)
+		return st
+	}, cfg)
+}
+
+// opener opens the store a test server runs on, for vectors of dims.
+type opener func(t *testing.T, dims int) store.Store
+
+// startOn serves the store open returns, with the offline models.
+func startOn(t *testing.T, open opener, cfg Config) *server {
+	t.Helper()
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
 	chat, err := offline.New(offline.Config{})
 	require.NoError(t, err)
-	st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})
-	require.NoError(t, err)
+	st := open(t, emb.Dimensions())
 	cfg.Chat, cfg.Mini, cfg.Embedder, cfg.Logger = chat, chat, emb, quiet()
 	svc, err := New(context.Background(), st, cfg)
 	require.NoError(t, err)

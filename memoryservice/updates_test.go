@@ -22,7 +22,10 @@ func operations(t *testing.T, out map[string]any) []map[string]any {
 }
 
 func TestUpdateSearchListGetDeleteAndDeleteScope(t *testing.T) {
-	s := start(t, dbPath(t), Config{})
+	updateSearchListGetDelete(t, start(t, dbPath(t), Config{}))
+}
+
+func updateSearchListGetDelete(t *testing.T, s *server) {
 	s.createStore("support", nil)
 	id := s.update("support", "alice", 0, "I prefer dark roast coffee every morning.", "I am allergic to peanuts.")
 	done := s.wait("support", id)
@@ -114,13 +117,17 @@ func TestUpdateDelayDebouncesAScope(t *testing.T) {
 
 func TestAnAcceptedUpdateCompletesAfterARestart(t *testing.T) {
 	path := dbPath(t)
-	s := start(t, path, Config{})
+	completesAfterRestart(t, func(cfg Config) *server { return start(t, path, cfg) })
+}
+
+func completesAfterRestart(t *testing.T, startFn func(Config) *server) {
+	s := startFn(Config{})
 	s.createStore("support", nil)
 	id := s.update("support", "dana", 3600, "I prefer window seats on long flights.")
 	s.stop() // the update is queued, its due time an hour away
 
 	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
-	s2 := start(t, path, Config{Now: later})
+	s2 := startFn(Config{Now: later})
 	done := s2.wait("support", id)
 	ops := operations(t, done)
 	require.NotEmpty(t, ops)

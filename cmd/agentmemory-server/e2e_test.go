@@ -18,7 +18,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
 )
+
+func TestMain(m *testing.M) { cosmostest.Main(m) }
 
 // e2eInstallHint installs the official SDK the end-to-end test drives.
 const e2eInstallHint = "npm ci --prefix cmd/agentmemory-server/e2e"
@@ -62,9 +66,23 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 
 // TestOfficialSDK drives the server with the official JavaScript SDK, npm
 // @azure/ai-projects 2.8.0 (pinned in e2e/package-lock.json), through all
-// 14 memory store operations, on SQLite, over HTTPS with an API key sent
-// as a Bearer token.
+// 14 memory store operations, over HTTPS with an API key sent as a Bearer
+// token: on SQLite, and on the Cosmos-protocol test server.
 func TestOfficialSDK(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { officialSDK(t, nil) })
+	t.Run("cosmos", func(t *testing.T) {
+		admin := cosmostest.NewClient(t) // skips without the Cosmos test server (fails in CI)
+		db := cosmostest.DatabaseName(t)
+		t.Cleanup(func() {
+			if d, err := admin.NewDatabase(db); err == nil {
+				_, _ = d.Delete(context.Background(), nil)
+			}
+		})
+		officialSDK(t, map[string]string{"AZURE_COSMOS_ENDPOINT": cosmostest.Endpoint(t), "AZURE_COSMOS_KEY": cosmostest.Key, "AZURE_COSMOS_DATABASE": db})
+	})
+}
+
+func officialSDK(t *testing.T, environment map[string]string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		unavailable(t, "Node.js not found")
@@ -81,9 +99,13 @@ func TestOfficialSDK(t *testing.T) {
 	logs := newSyncBuffer()
 	listening := make(chan string, 1)
 	done := make(chan error, 1)
+	vars := map[string]string{"AGENTMEMORY_SERVER_KEYS": "e2e-key"}
+	for k, v := range environment {
+		vars[k] = v
+	}
 	go func() {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(tmp, "m.db"), "-tls-cert", certFile, "-tls-key", keyFile},
-			env(map[string]string{"AGENTMEMORY_SERVER_KEYS": "e2e-key"}), logs, listening)
+			env(vars), logs, listening)
 	}()
 	var addr string
 	select {
@@ -106,6 +128,11 @@ func TestOfficialSDK(t *testing.T) {
 		require.Contains(t, string(out), "ok "+op+"\n")
 	}
 	require.Contains(t, string(out), "E2E OK")
+	if environment["AZURE_COSMOS_ENDPOINT"] != "" {
+		require.Contains(t, logs.String(), "memory=\"Azure Cosmos DB", "served on Cosmos DB")
+	} else {
+		require.Contains(t, logs.String(), "memory=\"SQLite file")
+	}
 	cancel()
 	require.NoError(t, <-done)
 }
