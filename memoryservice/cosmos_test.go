@@ -31,7 +31,7 @@ func cosmosOpener(t *testing.T) opener {
 			_, _ = d.Delete(ctx, nil)
 		}
 	})
-	return func(t *testing.T, dims int) store.Store {
+	return func(t testing.TB, dims int) store.Store {
 		st, err := cosmos.Open(context.Background(), cosmos.Config{Endpoint: cosmostest.Endpoint(t), Key: cosmostest.Key,
 			Database: db, Dimensions: dims, CreateIfNotExists: true, Logger: quiet(),
 			ClientOptions: &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{

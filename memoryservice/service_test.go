@@ -24,7 +24,7 @@ import (
 
 // server is a Service on a SQLite file, served by httptest.
 type server struct {
-	t   *testing.T
+	t   testing.TB
 	svc *Service
 	st  store.Store
 	srv *httptest.Server
@@ -35,9 +35,9 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // start opens the SQLite file at path and serves it with the offline
 // models; cfg's Keys and Now are kept.
-func start(t *testing.T, path string, cfg Config) *server {
+func start(t testing.TB, path string, cfg Config) *server {
 	t.Helper()
-	return startOn(t, func(t *testing.T, dims int) store.Store {
+	return startOn(t, func(t testing.TB, dims int) store.Store {
 		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
 		require.NoError(t, err)
 		return st
@@ -45,10 +45,10 @@ func start(t *testing.T, path string, cfg Config) *server {
 }
 
 // opener opens the store a test server runs on, for vectors of dims.
-type opener func(t *testing.T, dims int) store.Store
+type opener func(t testing.TB, dims int) store.Store
 
 // startOn serves the store open returns, with the offline models.
-func startOn(t *testing.T, open opener, cfg Config) *server {
+func startOn(t testing.TB, open opener, cfg Config) *server {
 	t.Helper()
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
@@ -202,7 +202,7 @@ func contents(ms []map[string]any) string {
 	return b.String()
 }
 
-func dbPath(t *testing.T) string { return filepath.Join(t.TempDir(), "memory.db") }
+func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "memory.db") }
 
 func errorParam(t *testing.T, out map[string]any) string {
 	t.Helper()
