@@ -118,4 +118,3 @@ func BenchmarkUpdateMemories(b *testing.B) {
 		})
 	}
 }
-
