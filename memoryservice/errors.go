@@ -39,6 +39,11 @@ func unauthorized(msg string) *apiError {
 	return &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Type: "authentication_error", Message: msg}
 }
 
+func forbidden(name string) *apiError {
+	return &apiError{Status: http.StatusForbidden, Code: "forbidden", Type: "permission_error", Param: "name",
+		Message: fmt.Sprintf("this API key may not reach memory store %q", name)}
+}
+
 func internal(msg string) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Code: "server_error", Type: "server_error", Message: msg}
 }

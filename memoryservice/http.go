@@ -1,6 +1,7 @@
 package memoryservice
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,15 +111,16 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 // authenticate admits a request carrying one of Config.Keys, as
-// "Authorization: Bearer <key>" or "api-key: <key>"; with no keys
-// configured it admits every request.
+// "Authorization: Bearer <key>" or "api-key: <key>", and refuses with 403
+// a key limited to other memory stores than the one the path names; with
+// no keys configured it admits every request.
 func (s *Service) authenticate(next http.Handler) http.Handler {
 	if len(s.cfg.Keys) == 0 {
 		return next
 	}
 	sums := make([][32]byte, len(s.cfg.Keys))
 	for i, k := range s.cfg.Keys {
-		sums[i] = sha256.Sum256([]byte(k))
+		sums[i] = sha256.Sum256([]byte(k.Key))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("api-key")
@@ -131,16 +134,46 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		got := sha256.Sum256([]byte(key))
-		ok := 0
-		for _, want := range sums {
-			ok |= subtle.ConstantTimeCompare(got[:], want[:])
+		match := -1
+		for i, want := range sums {
+			if subtle.ConstantTimeCompare(got[:], want[:]) == 1 {
+				match = i
+			}
 		}
-		if ok != 1 {
+		if match < 0 {
 			writeError(w, unauthorized("invalid API key"))
 			return
 		}
+		if stores := s.cfg.Keys[match].Stores; len(stores) > 0 {
+			if name, ok := storeInPath(r.URL.Path); ok && !slices.Contains(stores, name) {
+				writeError(w, forbidden(name))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), storesKey{}, stores))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// storesKey keys the memory stores a limited key may reach in a request's
+// context.
+type storesKey struct{}
+
+// mayReach reports whether the request's key may reach memory store name.
+func mayReach(r *http.Request, name string) bool {
+	stores, ok := r.Context().Value(storesKey{}).([]string)
+	return !ok || slices.Contains(stores, name)
+}
+
+// storeInPath returns the memory store a path names, if any.
+func storeInPath(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/memory_stores/")
+	if !ok || rest == "" {
+		return "", false
+	}
+	seg, _, _ := strings.Cut(rest, "/")
+	name, _ := splitOp(seg)
+	return name, true
 }
 
 // decode reads a JSON body of at most Config.MaxBodyBytes into v,

@@ -10,7 +10,7 @@ import (
 )
 
 func TestAuthentication(t *testing.T) {
-	s := start(t, dbPath(t), Config{Keys: []string{"k-one", "k-two"}})
+	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: "k-one"}, {Key: "k-two"}, {Key: "k-limited", Stores: []string{"mine"}}}})
 	s.createStore("support", nil) // Bearer k-one
 
 	req := func(header, value string) (int, map[string]any) {
@@ -39,6 +39,28 @@ func TestAuthentication(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code)
 	code, _ = req("api-key", "k-one")
 	assert.Equal(t, http.StatusOK, code)
+
+
+	// a key limited to the store "mine"
+	limited := *s
+	limited.key = "k-limited"
+	code, out, _ = limited.do("GET", "/memory_stores/support", nil)
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Equal(t, "forbidden", out["error"].(map[string]any)["code"])
+	for _, p := range []string{"/memory_stores/support:search_memories", "/memory_stores/support/items:list"} {
+		code, _, _ = limited.do("POST", p, map[string]any{"scope": "a"})
+		assert.Equal(t, http.StatusForbidden, code, p)
+	}
+	code, _, _ = limited.do("POST", "/memory_stores", map[string]any{"name": "other", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e"}})
+	assert.Equal(t, http.StatusForbidden, code, "may not create another store")
+	limited.createStore("mine", nil)
+	code, page, _ := limited.do("GET", "/memory_stores", nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Len(t, items(page["data"], ""), 1, "lists only its stores")
+	assert.Equal(t, "mine", items(page["data"], "")[0]["name"])
+	code, page, _ = s.do("GET", "/memory_stores", nil)
+	require.Equal(t, http.StatusOK, code)
+	assert.Len(t, items(page["data"], ""), 2, "an unlimited key lists every store")
 
 	for _, p := range []string{"/healthz", "/readyz"} {
 		resp, err := http.Get(s.srv.URL + p)

@@ -59,7 +59,7 @@ type Config struct {
 	// Keys are the API keys accepted as "Authorization: Bearer <key>" or
 	// "api-key: <key>". Empty means no authentication (the command then
 	// listens on loopback only).
-	Keys []string
+	Keys []APIKey
 	// MaxBodyBytes caps a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// DefaultUpdateDelay is update_memories' delay when the request gives
@@ -70,6 +70,15 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// APIKey is a key the service accepts.
+type APIKey struct {
+	// Key is the secret.
+	Key string
+	// Stores limits the key to the memory stores of these names (it may
+	// create them, and lists only them); empty means every store.
+	Stores []string
 }
 
 // Service serves the Memory Store API on a store. It is an http.Handler,
@@ -117,8 +126,13 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 		cfg.Now = time.Now
 	}
 	for i, k := range cfg.Keys {
-		if k == "" {
+		if k.Key == "" {
 			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] is empty", i)
+		}
+		for _, name := range k.Stores {
+			if err := checkName("stores", name); err != nil {
+				return nil, fmt.Errorf("memoryservice: Config.Keys[%d]: %w", i, err)
+			}
 		}
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

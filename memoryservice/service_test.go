@@ -60,7 +60,7 @@ func startOn(t testing.TB, open opener, cfg Config) *server {
 	require.NoError(t, err)
 	s := &server{t: t, svc: svc, st: st, srv: httptest.NewServer(svc)}
 	if len(cfg.Keys) > 0 {
-		s.key = cfg.Keys[0]
+		s.key = cfg.Keys[0].Key
 	}
 	t.Cleanup(s.stop)
 	return s

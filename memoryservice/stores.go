@@ -151,6 +151,10 @@ func (s *Service) createStore(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if !mayReach(r, req.Name) {
+		writeError(w, forbidden(req.Name))
+		return
+	}
 	if err := checkText("description", req.Description, maxDescription); err != nil {
 		writeError(w, err)
 		return
@@ -328,6 +332,9 @@ func (s *Service) listStores(w http.ResponseWriter, r *http.Request) {
 		var m memoryStore
 		if _, err := s.getRecordFrom(d, &m); err != nil {
 			s.log.WarnContext(r.Context(), "memoryservice: unreadable memory store record skipped", "id", d.ID, "err", err)
+			continue
+		}
+		if !mayReach(r, m.Name) {
 			continue
 		}
 		stores = append(stores, &m)

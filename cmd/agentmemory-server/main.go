@@ -11,8 +11,10 @@
 // lexical embedder, which the server says at start.
 //
 // API keys come from AGENTMEMORY_SERVER_KEYS (comma-separated) and from
-// the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); clients
-// send one as "Authorization: Bearer <key>" or "api-key: <key>". With no
+// the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
+// followed by memory store names (space-separated) is limited to those
+// stores, and gets 403 for any other. Clients send a key as
+// "Authorization: Bearer <key>" or "api-key: <key>". With no
 // key configured the server listens on loopback only and says so. /healthz
 // and /readyz need no key. The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
@@ -54,14 +56,21 @@ func main() {
 // progress and background memory work.
 const drainTimeout = 30 * time.Second
 
-// keys reads the API keys from the environment.
-func keys(lookup func(string) (string, bool)) ([]string, error) {
-	var out []string
+// keys reads the API keys from the environment. Each entry is a key,
+// optionally followed by the names of the memory stores it is limited to,
+// separated by spaces: entries are comma-separated in
+// AGENTMEMORY_SERVER_KEYS and one a line in AGENTMEMORY_SERVER_KEYS_FILE
+// (where blank lines and lines starting with # are skipped).
+func keys(lookup func(string) (string, bool)) ([]memoryservice.APIKey, error) {
+	var out []memoryservice.APIKey
+	add := func(entry string) {
+		if f := strings.Fields(entry); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			out = append(out, memoryservice.APIKey{Key: f[0], Stores: f[1:]})
+		}
+	}
 	if v, ok := lookup("AGENTMEMORY_SERVER_KEYS"); ok {
-		for _, k := range strings.Split(v, ",") {
-			if k = strings.TrimSpace(k); k != "" {
-				out = append(out, k)
-			}
+		for _, e := range strings.Split(v, ",") {
+			add(e)
 		}
 	}
 	if path, ok := lookup("AGENTMEMORY_SERVER_KEYS_FILE"); ok && path != "" {
@@ -69,10 +78,8 @@ func keys(lookup func(string) (string, bool)) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("AGENTMEMORY_SERVER_KEYS_FILE: %w", err)
 		}
-		for _, k := range strings.Split(string(b), "\n") {
-			if k = strings.TrimSpace(k); k != "" && !strings.HasPrefix(k, "#") {
-				out = append(out, k)
-			}
+		for _, line := range strings.Split(string(b), "\n") {
+			add(line)
 		}
 	}
 	return out, nil

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/memoryservice"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -39,10 +41,11 @@ func TestListenAddr(t *testing.T) {
 
 func TestKeys(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "keys")
-	require.NoError(t, os.WriteFile(file, []byte("# comment\nfile-key\n\n"), 0o600))
-	ks, err := keys(env(map[string]string{"AGENTMEMORY_SERVER_KEYS": " a, b ,", "AGENTMEMORY_SERVER_KEYS_FILE": file}))
+	require.NoError(t, os.WriteFile(file, []byte("# comment\nfile-key\n\nlimited-key alpha beta\n"), 0o600))
+	ks, err := keys(env(map[string]string{"AGENTMEMORY_SERVER_KEYS": " a, b support ,", "AGENTMEMORY_SERVER_KEYS_FILE": file}))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b", "file-key"}, ks)
+	assert.Equal(t, []memoryservice.APIKey{{Key: "a", Stores: []string{}}, {Key: "b", Stores: []string{"support"}},
+		{Key: "file-key", Stores: []string{}}, {Key: "limited-key", Stores: []string{"alpha", "beta"}}}, ks)
 	_, err = keys(env(map[string]string{"AGENTMEMORY_SERVER_KEYS_FILE": filepath.Join(t.TempDir(), "missing")}))
 	assert.ErrorContains(t, err, "AGENTMEMORY_SERVER_KEYS_FILE")
 }
