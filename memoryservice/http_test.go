@@ -40,7 +40,6 @@ func TestAuthentication(t *testing.T) {
 	code, _ = req("api-key", "k-one")
 	assert.Equal(t, http.StatusOK, code)
 
-
 	// a key limited to the store "mine"
 	limited := *s
 	limited.key = "k-limited"
