@@ -55,7 +55,10 @@ func startOn(t testing.TB, open opener, cfg Config) *server {
 	chat, err := offline.New(offline.Config{})
 	require.NoError(t, err)
 	st := open(t, emb.Dimensions())
-	cfg.Chat, cfg.Mini, cfg.Embedder, cfg.Logger = chat, chat, emb, quiet()
+	if cfg.Chat == nil {
+		cfg.Chat, cfg.Mini = chat, chat
+	}
+	cfg.Embedder, cfg.Logger = emb, quiet()
 	svc, err := New(context.Background(), st, cfg)
 	require.NoError(t, err)
 	s := &server{t: t, svc: svc, st: st, srv: httptest.NewServer(svc)}

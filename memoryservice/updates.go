@@ -435,8 +435,14 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	s.finish(ctx, rec, nil)
 }
 
-// finish stores rec as completed, or failed with err.
+// finish stores rec as completed, or failed with err. A run cut short by
+// the shutdown (ctx ended) is left in progress, to resume at the next
+// start.
 func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
+	if err != nil && ctx.Err() != nil {
+		s.log.WarnContext(context.WithoutCancel(ctx), "memoryservice: update cut short by the shutdown; it resumes at the next start", "update", rec.ID, "err", err)
+		return
+	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "memoryservice: update failed", "update", rec.ID, "err", err)
 		rec.Status = statusFailed
