@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/llm/openai"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // TestAnUpdateCutByShutdownResumes: a shutdown whose drain time runs out
@@ -53,4 +54,30 @@ func TestAnUpdateCutByShutdownResumes(t *testing.T) {
 	done := s2.wait("support", id)
 	operations(t, done)
 	assert.Contains(t, contents(s2.list("support", "frank", "")), "trains")
+}
+
+// TestARunWaitingForADeletedScopeWritesNothing: an update that became due
+// while delete_scope held the scope stores nothing after it: neither its
+// record nor any session of the forgotten scope.
+func TestARunWaitingForADeletedScopeWritesNothing(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	userID := UserID("support", "gina")
+	unlock := s.svc.lockScope("run", userID) // as delete_scope holds it
+	id := s.update("support", "gina", 0, "I prefer tea.")
+	time.Sleep(100 * time.Millisecond) // the update is due and waits for the lock
+	require.NoError(t, s.svc.deleteRecord(context.Background(), updateDocID(id)))
+	p, err := s.svc.providerFor(&memoryStore{Name: "support"})
+	require.NoError(t, err)
+	_, err = p.ForgetUser(context.Background(), userID)
+	require.NoError(t, err)
+	unlock()
+	s.svc.wg.Wait() // the run, now past the lock
+
+	var rec updateRecord
+	_, err = s.svc.getRecord(context.Background(), updateDocID(id), &rec)
+	assert.ErrorIs(t, err, store.ErrNotFound, "the record is not written again")
+	ss, err := s.st.ListSessions(context.Background(), userID, store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, ss, "no session of the forgotten scope")
 }

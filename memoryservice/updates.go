@@ -354,6 +354,15 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	unlock := s.lockScope("run", userID)
 	defer unlock()
 	log := s.log.With("update", rec.ID, "store", rec.Store)
+	// The scope may have been deleted while this run waited for the lock:
+	// its record went with it, and nothing is to be written again.
+	var cur updateRecord
+	if _, err := s.getRecord(ctx, updateDocID(rec.ID), &cur); err != nil || !cur.active() {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
+		}
+		return
+	}
 	def, _, err := s.loadStore(ctx, rec.Store)
 	if err != nil {
 		log.WarnContext(ctx, "memoryservice: update of a memory store that is gone", "err", err)
