@@ -69,6 +69,7 @@ func (s *Service) routes() {
 	api.HandleFunc("GET /memory_stores/{name}/items/{id}", s.getItem)
 	api.HandleFunc("POST /memory_stores/{name}/items/{id}", s.updateItem)
 	api.HandleFunc("DELETE /memory_stores/{name}/items/{id}", s.deleteItem)
+	api.HandleFunc("/mcp/{name}/{scope}", s.serveMCP)
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("", "no such operation: %s %s", r.Method, r.URL.Path))
 	})
@@ -168,6 +169,9 @@ func mayReach(r *http.Request, name string) bool {
 // storeInPath returns the memory store a path names, if any.
 func storeInPath(path string) (string, bool) {
 	rest, ok := strings.CutPrefix(path, "/memory_stores/")
+	if !ok {
+		rest, ok = strings.CutPrefix(path, "/mcp/")
+	}
 	if !ok || rest == "" {
 		return "", false
 	}
