@@ -10,6 +10,9 @@
 // README), and without them from the offline "no LLM" client and the
 // lexical embedder, which the server says at start.
 //
+// The MCP tools of package mcpserver are served for one scope of a memory
+// store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
+//
 // API keys come from AGENTMEMORY_SERVER_KEYS (comma-separated) and from
 // the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
 // followed by memory store names (space-separated) is limited to those
