@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
+)
+
+func TestMain(m *testing.M) { cosmostest.Main(m) }
+
+// e2eInstallHint installs the official SDK the end-to-end test drives.
+const e2eInstallHint = "npm ci --prefix cmd/agentmemory-server/e2e"
+
+func inCI() bool {
+	v := strings.ToLower(strings.TrimSpace(os.Getenv("CI")))
+	return v != "" && v != "0" && v != "false"
+}
+
+// unavailable skips t, or fails it when CI is set.
+func unavailable(t *testing.T, why string) {
+	t.Helper()
+	msg := why + "; the official SDK end-to-end test skips (fails when CI is set); to run it, install Node.js 20+ and run " + e2eInstallHint
+	if inCI() {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "agentmemory-server e2e"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
+	return certFile, keyFile
+}
+
+// TestOfficialSDK drives the server with the official JavaScript SDK, npm
+// @azure/ai-projects 2.8.0 (pinned in e2e/package-lock.json), through all
+// 14 memory store operations, over HTTPS with an API key sent as a Bearer
+// token: on SQLite, and on the Cosmos-protocol test server.
+func TestOfficialSDK(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { officialSDK(t, nil) })
+	t.Run("cosmos", func(t *testing.T) {
+		admin := cosmostest.NewClient(t) // skips without the Cosmos test server (fails in CI)
+		db := cosmostest.DatabaseName(t)
+		t.Cleanup(func() {
+			if d, err := admin.NewDatabase(db); err == nil {
+				_, _ = d.Delete(context.Background(), nil)
+			}
+		})
+		officialSDK(t, map[string]string{"AZURE_COSMOS_ENDPOINT": cosmostest.Endpoint(t), "AZURE_COSMOS_KEY": cosmostest.Key, "AZURE_COSMOS_DATABASE": db})
+	})
+}
+
+func officialSDK(t *testing.T, environment map[string]string) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		unavailable(t, "Node.js not found")
+	}
+	dir, err := filepath.Abs("e2e")
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@azure", "ai-projects", "package.json")); err != nil {
+		unavailable(t, "the npm package @azure/ai-projects is not installed in cmd/agentmemory-server/e2e")
+	}
+	tmp := t.TempDir()
+	certFile, keyFile := selfSigned(t, tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := newSyncBuffer()
+	listening := make(chan string, 1)
+	done := make(chan error, 1)
+	vars := map[string]string{"AGENTMEMORY_SERVER_KEYS": "e2e-key"}
+	for k, v := range environment {
+		vars[k] = v
+	}
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(tmp, "m.db"), "-tls-cert", certFile, "-tls-key", keyFile},
+			env(vars), logs, listening)
+	}()
+	var addr string
+	select {
+	case addr = <-listening:
+	case err := <-done:
+		t.Fatalf("server stopped: %v\n%s", err, logs.String())
+	}
+	nctx, ncancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer ncancel()
+	cmd := exec.CommandContext(nctx, node, "e2e.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTMEMORY_E2E_ENDPOINT=https://"+addr, "AGENTMEMORY_E2E_KEY=e2e-key", "NODE_EXTRA_CA_CERTS="+certFile)
+	out, err := cmd.CombinedOutput()
+	t.Logf("e2e.js:\n%s", out)
+	if err != nil {
+		t.Fatalf("e2e.js failed: %v\nserver log:\n%s", err, logs.String())
+	}
+	for _, op := range []string{"create", "get", "update", "list", "update_memories", "get_update_result", "search_memories",
+		"list_memories", "create_memory", "get_memory", "update_memory", "delete_memory", "delete_scope", "delete"} {
+		require.Contains(t, string(out), "ok "+op+"\n")
+	}
+	require.Contains(t, string(out), "E2E OK")
+	if environment["AZURE_COSMOS_ENDPOINT"] != "" {
+		require.Contains(t, logs.String(), "memory=\"Azure Cosmos DB", "served on Cosmos DB")
+	} else {
+		require.Contains(t, logs.String(), "memory=\"SQLite file")
+	}
+	cancel()
+	require.NoError(t, <-done)
+}

@@ -1,0 +1,199 @@
+// Command agentmemory-server serves agentmemory over HTTP as the Azure AI
+// Foundry Memory Store API (package memoryservice), so that any language's
+// official client — or curl — stores and searches long-term memory:
+//
+//	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
+//
+// Memory lives in the SQLite file -db (created if missing), or in Azure
+// Cosmos DB when AZURE_COSMOS_ENDPOINT is set; the model and embedder come
+// from the environment as for the demo and cmd/agentmemory-mcp (see
+// README), and without them from the offline "no LLM" client and the
+// lexical embedder, which the server says at start.
+//
+// The MCP tools of package mcpserver are served for one scope of a memory
+// store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
+//
+// API keys come from AGENTMEMORY_SERVER_KEYS (comma-separated) and from
+// the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
+// followed by memory store names (space-separated) is limited to those
+// stores, and gets 403 for any other. Clients send a key as
+// "Authorization: Bearer <key>" or "api-key: <key>". With no
+// key configured the server listens on loopback only and says so. /healthz
+// and /readyz need no key. The official Azure SDKs send a Bearer token
+// only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
+// proxy) for them. SIGINT or SIGTERM drains: no new requests,
+// requests in flight answered, updates in progress finished (queued ones
+// stay queued in the store and complete after the next start).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentmemory/agentmemory/internal/stack"
+	"github.com/agentmemory/agentmemory/memoryservice"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.LookupEnv, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "agentmemory-server:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// drainTimeout bounds the shutdown: requests in flight, then updates in
+// progress and background memory work.
+const drainTimeout = 30 * time.Second
+
+// keys reads the API keys from the environment. Each entry is a key,
+// optionally followed by the names of the memory stores it is limited to,
+// separated by spaces: entries are comma-separated in
+// AGENTMEMORY_SERVER_KEYS and one a line in AGENTMEMORY_SERVER_KEYS_FILE
+// (where blank lines and lines starting with # are skipped).
+func keys(lookup func(string) (string, bool)) ([]memoryservice.APIKey, error) {
+	var out []memoryservice.APIKey
+	add := func(entry string) {
+		if f := strings.Fields(entry); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			out = append(out, memoryservice.APIKey{Key: f[0], Stores: f[1:]})
+		}
+	}
+	if v, ok := lookup("AGENTMEMORY_SERVER_KEYS"); ok {
+		for _, e := range strings.Split(v, ",") {
+			add(e)
+		}
+	}
+	if path, ok := lookup("AGENTMEMORY_SERVER_KEYS_FILE"); ok && path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("AGENTMEMORY_SERVER_KEYS_FILE: %w", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			add(line)
+		}
+	}
+	return out, nil
+}
+
+// listenAddr returns where to listen: addr as given with keys; without
+// keys only a loopback address (an empty host becomes 127.0.0.1).
+func listenAddr(addr string, haveKeys bool) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	if haveKeys {
+		return addr, nil
+	}
+	if host == "" {
+		return net.JoinHostPort("127.0.0.1", port), nil
+	}
+	if host == "localhost" {
+		return addr, nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return addr, nil
+	}
+	return "", fmt.Errorf("-addr %q: without an API key (AGENTMEMORY_SERVER_KEYS or AGENTMEMORY_SERVER_KEYS_FILE) the server listens on loopback only", addr)
+}
+
+// run serves until ctx ends. listening, if not nil, receives the address
+// once the server accepts connections.
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer, listening chan<- string) error {
+	fs := flag.NewFlagSet("agentmemory-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", ":8080", "address to listen on (loopback only without an API key)")
+	db := fs.String("db", "agentmemory.db", "SQLite memory file (unused with AZURE_COSMOS_ENDPOINT)")
+	offline := fs.Bool("offline", false, "use the offline no-LLM client even if a model is configured")
+	verbose := fs.Bool("v", false, "log at debug level")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with -tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key file of -tls-cert")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return errors.New("-tls-cert and -tls-key go together")
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	ks, err := keys(lookup)
+	if err != nil {
+		return err
+	}
+	where, err := listenAddr(*addr, len(ks) > 0)
+	if err != nil {
+		return err
+	}
+	m, err := stack.ModelsFromEnv(lookup, *offline)
+	if err != nil {
+		return err
+	}
+	st, desc, err := stack.OpenStore(ctx, lookup, *db, m.Embedder.Dimensions(), logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Keys: ks, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", where)
+	if err != nil {
+		_ = svc.Close(context.Background())
+		return err
+	}
+	if m.Offline {
+		logger.Warn("agentmemory-server: no model configured: running offline (no LLM: deterministic rules, lexical embedder); set OPENAI_API_KEY, OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT for a real model")
+	}
+	if len(ks) == 0 {
+		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")
+	}
+	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
+	srv := &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() {
+		if *tlsCert != "" {
+			served <- srv.ServeTLS(ln, *tlsCert, *tlsKey)
+			return
+		}
+		served <- srv.Serve(ln)
+	}()
+	if listening != nil {
+		listening <- ln.Addr().String()
+	}
+	select {
+	case err := <-served:
+		_ = svc.Close(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("agentmemory-server: draining")
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
+	defer cancel()
+	err = srv.Shutdown(dctx)
+	if cerr := svc.Close(dctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("drain: %w", err)
+	}
+	logger.Info("agentmemory-server: stopped")
+	return nil
+}

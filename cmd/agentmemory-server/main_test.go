@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/memoryservice"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestListenAddr(t *testing.T) {
+	got, err := listenAddr(":8080", false)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:8080", got, "no key: loopback only")
+	_, err = listenAddr("0.0.0.0:8080", false)
+	assert.ErrorContains(t, err, "loopback only")
+	got, err = listenAddr("[::1]:9", false)
+	require.NoError(t, err)
+	assert.Equal(t, "[::1]:9", got)
+	got, err = listenAddr(":8080", true)
+	require.NoError(t, err)
+	assert.Equal(t, ":8080", got, "with keys: as given")
+}
+
+func TestKeys(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "keys")
+	require.NoError(t, os.WriteFile(file, []byte("# comment\nfile-key\n\nlimited-key alpha beta\n"), 0o600))
+	ks, err := keys(env(map[string]string{"AGENTMEMORY_SERVER_KEYS": " a, b support ,", "AGENTMEMORY_SERVER_KEYS_FILE": file}))
+	require.NoError(t, err)
+	assert.Equal(t, []memoryservice.APIKey{{Key: "a", Stores: []string{}}, {Key: "b", Stores: []string{"support"}},
+		{Key: "file-key", Stores: []string{}}, {Key: "limited-key", Stores: []string{"alpha", "beta"}}}, ks)
+	_, err = keys(env(map[string]string{"AGENTMEMORY_SERVER_KEYS_FILE": filepath.Join(t.TempDir(), "missing")}))
+	assert.ErrorContains(t, err, "AGENTMEMORY_SERVER_KEYS_FILE")
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu chan struct{}
+	b  bytes.Buffer
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{mu: make(chan struct{}, 1)} }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu <- struct{}{}
+	defer func() { <-s.mu }()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string {
+	s.mu <- struct{}{}
+	defer func() { <-s.mu }()
+	return s.b.String()
+}
+
+func call(t *testing.T, method, url, key string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("api-key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+var storeBody = map[string]any{"name": "support", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e"}}
+
+func TestServeAndDrain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := newSyncBuffer()
+	listening := make(chan string, 1)
+	done := make(chan error, 1)
+	db := filepath.Join(t.TempDir(), "m.db")
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", db}, env(map[string]string{"AGENTMEMORY_SERVER_KEYS": "secret"}), logs, listening)
+	}()
+	var addr string
+	select {
+	case addr = <-listening:
+	case err := <-done:
+		t.Fatalf("server stopped: %v\n%s", err, logs.String())
+	}
+	base := "http://" + addr
+	code, _ := call(t, "GET", base+"/healthz", "", nil)
+	assert.Equal(t, http.StatusOK, code)
+	code, _ = call(t, "POST", base+"/memory_stores?api-version=v1", "", storeBody)
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, out := call(t, "POST", base+"/memory_stores?api-version=v1", "secret", storeBody)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, logs.String(), "running offline", "the offline models are said at start")
+	assert.Contains(t, logs.String(), "draining")
+	assert.Contains(t, logs.String(), "request_id=")
+}
+
+// TestChildServer is the server process of TestAcceptedUpdateSurvivesKill9;
+// it runs only when that test starts it.
+func TestChildServer(t *testing.T) {
+	db := os.Getenv("AGENTMEMORY_SERVER_CHILD_DB")
+	if db == "" {
+		t.Skip("run by TestAcceptedUpdateSurvivesKill9")
+	}
+	listening := make(chan string, 1)
+	go func() {
+		addr := <-listening
+		os.Stdout.WriteString("LISTENING " + addr + "\n")
+	}()
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", db}, env(nil), io.Discard, listening)
+	t.Fatal(err)
+}
+
+// startChild starts the test binary as a server on db and returns its
+// process and address.
+func startChild(t *testing.T, db string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.v")
+	cmd.Env = append(os.Environ(), "AGENTMEMORY_SERVER_CHILD_DB="+db)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
+				lines <- a
+			}
+		}
+	}()
+	select {
+	case addr := <-lines:
+		return cmd, addr
+	case <-time.After(60 * time.Second):
+		t.Fatal("the child server did not start")
+	}
+	return nil, ""
+}
+
+// TestAcceptedUpdateSurvivesKill9: an update answered 202 and then killed
+// with SIGKILL before it ran completes after the server starts again.
+func TestAcceptedUpdateSurvivesKill9(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	child, addr := startChild(t, db)
+	base := "http://" + addr
+	code, out := call(t, "POST", base+"/memory_stores", "", storeBody)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	// update_delay 2 s: the process dies while the update is queued.
+	code, out = call(t, "POST", base+"/memory_stores/support:update_memories", "", map[string]any{
+		"scope": "alice", "update_delay": 2,
+		"items": []any{map[string]any{"role": "user", "content": "I prefer dark roast coffee every morning."}}})
+	require.Equal(t, http.StatusAccepted, code, "%v", out)
+	id := out["update_id"].(string)
+	code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "queued", out["status"], "killed before it ran")
+	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
+	_ = child.Wait()
+
+	_, addr = startChild(t, db)
+	base = "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		if out["status"] == "completed" {
+			break
+		}
+		require.Contains(t, []any{"queued", "in_progress"}, out["status"], "%v", out)
+		require.True(t, time.Now().Before(deadline), "update still %v", out["status"])
+		time.Sleep(100 * time.Millisecond)
+	}
+	ops := out["result"].(map[string]any)["memory_operations"].([]any)
+	require.NotEmpty(t, ops)
+	code, out = call(t, "POST", base+"/memory_stores/support:search_memories", "", map[string]any{
+		"scope": "alice", "items": []any{map[string]any{"role": "user", "content": "coffee"}}})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	raw, _ := json.Marshal(out["memories"])
+	assert.Contains(t, string(raw), "dark roast")
+}

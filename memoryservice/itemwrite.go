@@ -1,0 +1,186 @@
+package memoryservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// maxItemContent caps a memory item's content written directly.
+const maxItemContent = 16 << 10
+
+// embedOne embeds text, or returns nil (the item is then found by full
+// text alone) when the embedder fails, which is logged.
+func (s *Service) embedOne(ctx context.Context, text string) []float32 {
+	vs, err := s.cfg.Embedder.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 {
+		s.log.WarnContext(ctx, "memoryservice: memory stored without its vector", "err", err)
+		return nil
+	}
+	return vs[0]
+}
+
+func checkContent(content string) error {
+	if strings.TrimSpace(content) == "" {
+		return badRequest("content", "required")
+	}
+	return checkText("content", content, maxItemContent)
+}
+
+// createItem stores a memory item written by the caller: a user_profile
+// item as a session insight (folded into the profile at the scope's next
+// update), a chat_summary item as a completed session with that summary.
+func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	name := r.PathValue("name")
+	var req struct {
+		Scope   string `json:"scope"`
+		Content string `json:"content"`
+		Kind    string `json:"kind"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	def, _, err := s.loadStore(ctx, name)
+	if err != nil {
+		s.fail(w, r, "create memory", err)
+		return
+	}
+	userID, err := scopeUser(name, req.Scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := checkContent(req.Content); err != nil {
+		writeError(w, err)
+		return
+	}
+	switch req.Kind {
+	case kindUserProfile:
+		if !def.profileEnabled() {
+			writeError(w, badRequest("kind", "user_profile memories are disabled in memory store %q", name))
+			return
+		}
+	case kindChatSummary:
+		if !def.summaryEnabled() {
+			writeError(w, badRequest("kind", "chat_summary memories are disabled in memory store %q", name))
+			return
+		}
+	case kindProcedural:
+		writeError(w, badRequest("kind", "procedural memories are not supported by this server yet"))
+		return
+	case "":
+		writeError(w, badRequest("kind", "required"))
+		return
+	default:
+		writeError(w, badRequest("kind", "%q: user_profile or chat_summary", req.Kind))
+		return
+	}
+	unlock := s.lockScope("accept", userID) // not during the scope's delete_scope
+	defer unlock()
+	if err := s.noteScope(ctx, name, req.Scope); err != nil {
+		s.fail(w, r, "create memory", err)
+		return
+	}
+	now := s.cfg.Now()
+	vec := s.embedOne(ctx, req.Content)
+	var it memoryItem
+	if req.Kind == kindUserProfile {
+		one := 1.0
+		in := &store.Insight{ID: newID("ins-"), InsightType: store.InsightSession, InsightText: req.Content, InsightVector: vec,
+			Confidence: &one, Importance: "medium", ReflectionFlag: store.FlagInsight, CreatedAt: now, UpdatedAt: now,
+			EmbeddingModel: s.cfg.Embedder.Model()}
+		if vec == nil {
+			in.EmbeddingModel = ""
+		}
+		if err := s.st.PutInsight(ctx, userID, in); err != nil {
+			s.fail(w, r, "create memory", err)
+			return
+		}
+		it, _ = insightItem(req.Scope, in)
+	} else {
+		d := &store.SessionSummary{ID: newID("mss_"), StartTime: now, EndTime: now, Summary: req.Content, SummaryVector: vec,
+			Status: store.SessionCompleted, ReflectionStatus: store.ReflectionProcessed, UpdatedAt: now, ETag: store.CreateOnly}
+		if vec != nil {
+			d.EmbeddingModel = s.cfg.Embedder.Model()
+		}
+		if err := s.st.PutSession(ctx, userID, d); err != nil {
+			s.fail(w, r, "create memory", err)
+			return
+		}
+		it, _ = sessionItem(req.Scope, d)
+	}
+	writeJSON(w, http.StatusOK, it)
+}
+
+// updateItem replaces a memory item's content (and its vector).
+func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req struct {
+		Content string `json:"content"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	def, _, err := s.loadStore(ctx, r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, "update memory", err)
+		return
+	}
+	if err := checkContent(req.Content); err != nil {
+		writeError(w, err)
+		return
+	}
+	it, err := s.findItem(ctx, def, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, "update memory", err)
+		return
+	}
+	userID := UserID(def.Name, it.Scope)
+	unlock := s.lockScope("run", userID) // not while an update of the scope rewrites its memories
+	defer unlock()
+	vec := s.embedOne(ctx, req.Content)
+	now := s.cfg.Now()
+	if it.Kind == kindUserProfile {
+		in, err := s.st.GetInsight(ctx, userID, it.docID)
+		if err != nil {
+			s.fail(w, r, "update memory", err)
+			return
+		}
+		in.InsightText, in.ContentHash, in.InsightVector, in.UpdatedAt = req.Content, "", vec, now
+		if vec == nil {
+			in.EmbeddingModel = ""
+		}
+		if err := s.st.PutInsight(ctx, userID, in); err != nil {
+			s.fail(w, r, "update memory", err)
+			return
+		}
+		it, _ = insightItem(it.Scope, in)
+	} else {
+		for attempt := 0; ; attempt++ {
+			d, err := s.st.GetSession(ctx, userID, it.docID)
+			if err != nil {
+				s.fail(w, r, "update memory", err)
+				return
+			}
+			d.Summary, d.SummaryVector, d.UpdatedAt, d.SummaryPending = req.Content, vec, now, false
+			err = s.st.PutSession(ctx, userID, d)
+			if errors.Is(err, store.ErrConflict) && attempt < 5 {
+				continue
+			}
+			if err != nil {
+				s.fail(w, r, "update memory", fmt.Errorf("session %s: %w", d.ID, err))
+				return
+			}
+			it, _ = sessionItem(it.Scope, d)
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, it)
+}

@@ -1,0 +1,92 @@
+package memoryservice
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// The registry keeps the service's records as session documents of
+// RegistryUserID: the record's JSON in Summary, its kind in the id's
+// prefix, and Status active only for update operations not yet finished
+// (so a restart lists them with one filtered read). Session documents
+// give create-only writes and ETag concurrency on every backend without
+// a new store call.
+
+// getRecord reads registry document id into v, returning its ETag.
+func (s *Service) getRecord(ctx context.Context, id string, v any) (string, error) {
+	doc, err := s.st.GetSession(ctx, RegistryUserID, id)
+	if err != nil {
+		return "", err
+	}
+	return s.getRecordFrom(doc, v)
+}
+
+// getRecordFrom decodes a registry document read already.
+func (s *Service) getRecordFrom(doc *store.SessionSummary, v any) (string, error) {
+	if err := json.Unmarshal([]byte(doc.Summary), v); err != nil {
+		return "", fmt.Errorf("memoryservice: registry record %s: %w", doc.ID, err)
+	}
+	return doc.ETag, nil
+}
+
+// putRecord writes v as registry document id under etag (store.CreateOnly,
+// a stored ETag, or "" for unconditional). active marks an unfinished
+// update.
+func (s *Service) putRecord(ctx context.Context, id, etag string, created time.Time, active bool, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	status := store.SessionCompleted
+	if active {
+		status = store.SessionActive
+	}
+	doc := &store.SessionSummary{ID: id, StartTime: created, Summary: string(b), Status: status,
+		ReflectionStatus: store.ReflectionProcessed, UpdatedAt: s.cfg.Now(), ETag: etag}
+	return s.st.PutSession(ctx, RegistryUserID, doc)
+}
+
+// listRecords returns the registry documents whose id starts with prefix.
+func (s *Service) listRecords(ctx context.Context, prefix string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+	docs, err := s.st.ListSessions(ctx, RegistryUserID, f)
+	if err != nil {
+		return nil, err
+	}
+	out := docs[:0]
+	for _, d := range docs {
+		if strings.HasPrefix(d.ID, prefix) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) deleteRecord(ctx context.Context, id string) error {
+	_, err := s.st.DeleteSession(ctx, RegistryUserID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// scopeRecord indexes a scope of a memory store, so deleting the store
+// can forget every scope.
+type scopeRecord struct {
+	Store string `json:"store"`
+	Scope string `json:"scope"`
+}
+
+// noteScope records that memory store name has scope (once).
+func (s *Service) noteScope(ctx context.Context, name, scope string) error {
+	err := s.putRecord(ctx, scopeDocID(name, scope), store.CreateOnly, s.cfg.Now(), false, scopeRecord{Store: name, Scope: scope})
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,92 @@
+package memoryservice
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"regexp"
+	"strings"
+
+	"github.com/agentmemory/agentmemory/internal/ident"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// RegistryUserID is the user id under which the service keeps its own
+// records in the store: the memory store definitions, the update
+// operations and the index of each store's scopes. No scope maps to it
+// (scope user ids start with ScopePrefix).
+const RegistryUserID = "agentmemory.memory-service"
+
+// ScopePrefix starts the user id of every scope: UserID(name, scope) is
+// ScopePrefix + name + ":" + scope. Store names cannot hold ':', so the
+// pair is read back unambiguously and two stores never share a user.
+const ScopePrefix = "mstore:"
+
+// MaxNameLen caps a memory store's name.
+const MaxNameLen = 63
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// checkName validates a memory store name: letters, digits, '-' and '_',
+// starting with a letter or digit, at most MaxNameLen characters.
+func checkName(param, name string) error {
+	switch {
+	case name == "":
+		return badRequest(param, "required")
+	case len(name) > MaxNameLen:
+		return badRequest(param, "%d characters, at most %d", len(name), MaxNameLen)
+	case !nameRE.MatchString(name):
+		return badRequest(param, "%q: only letters, digits, '-' and '_', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// UserID returns the agentmemory user id of a scope of memory store name.
+func UserID(name, scope string) string { return ScopePrefix + name + ":" + scope }
+
+// scopeUser validates scope for memory store name and returns its user id.
+func scopeUser(name, scope string) (string, error) {
+	if strings.TrimSpace(scope) == "" {
+		return "", badRequest("scope", "required")
+	}
+	u := UserID(name, scope)
+	if err := ident.CheckUser(u); err != nil {
+		return "", badRequest("scope", "not usable as a scope (%v); at most %d bytes, without control characters or / \\ ? #", err, ident.MaxLen-len(ScopePrefix)-len(name)-1)
+	}
+	return u, nil
+}
+
+// Memory item ids carry their scope, since the item operations take none:
+// kind letter, '.', the scope and the document id in unpadded base64url.
+const (
+	itemProfile = "p" // an insight or the long-term profile (user_profile)
+	itemSummary = "s" // a session summary (chat_summary)
+)
+
+func itemID(letter, scope, docID string) string {
+	enc := base64.RawURLEncoding
+	return letter + "." + enc.EncodeToString([]byte(scope)) + "." + enc.EncodeToString([]byte(docID))
+}
+
+// parseItemID reads an item id back; ok is false for anything malformed.
+func parseItemID(id string) (letter, scope, docID string, ok bool) {
+	parts := strings.Split(id, ".")
+	if len(parts) != 3 || (parts[0] != itemProfile && parts[0] != itemSummary) {
+		return "", "", "", false
+	}
+	enc := base64.RawURLEncoding
+	sc, err1 := enc.DecodeString(parts[1])
+	doc, err2 := enc.DecodeString(parts[2])
+	if err1 != nil || err2 != nil || store.CheckID("id", string(doc)) != nil {
+		return "", "", "", false
+	}
+	return parts[0], string(sc), string(doc), true
+}
+
+// Registry document ids.
+func storeDocID(name string) string { return "store." + name }
+func updateDocID(id string) string  { return "update." + id }
+func scopeDocID(name, scope string) string {
+	h := sha256.Sum256([]byte(name + "\x00" + scope))
+	return "scope." + name + "." + hex.EncodeToString(h[:16])
+}

@@ -1,0 +1,549 @@
+package memoryservice
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Update statuses.
+const (
+	statusQueued     = "queued"
+	statusInProgress = "in_progress"
+	statusCompleted  = "completed"
+	statusFailed     = "failed"
+	statusSuperseded = "superseded"
+)
+
+// maxUpdateItems caps update_memories' items.
+const maxUpdateItems = 1000
+
+// maxUpdateDelay caps update_delay (one day).
+const maxUpdateDelay = 24 * 60 * 60
+
+// updateRecord is an update_memories operation as the registry keeps it.
+type updateRecord struct {
+	ID               string    `json:"id"`
+	Store            string    `json:"store"`
+	Scope            string    `json:"scope"`
+	SessionID        string    `json:"session_id"`
+	Status           string    `json:"status"`
+	PreviousUpdateID string    `json:"previous_update_id,omitempty"`
+	SupersededBy     string    `json:"superseded_by,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+	DueAt            time.Time `json:"due_at"`
+	// Turns is how many turns the update recorded into its session.
+	Turns int `json:"turns"`
+	// Before maps the scope's memory items (id to updated_at) as the run
+	// began, so a run resumed after a crash lists what the whole run did.
+	Before map[string]int64 `json:"before,omitempty"`
+	Result *updateResult    `json:"result,omitempty"`
+	Error  *apiError        `json:"error,omitempty"`
+}
+
+func (u *updateRecord) active() bool {
+	return u.Status == statusQueued || u.Status == statusInProgress
+}
+
+type updateResult struct {
+	MemoryOperations []memoryOperation `json:"memory_operations"`
+	Usage            usage             `json:"usage"`
+}
+
+type memoryOperation struct {
+	Kind       string     `json:"kind"`
+	MemoryItem memoryItem `json:"memory_item"`
+}
+
+// usage reports token counts. This server does not count them yet: every
+// figure is zero.
+type usage struct {
+	EmbeddingTokens     int            `json:"embedding_tokens"`
+	InputTokens         int            `json:"input_tokens"`
+	InputTokensDetails  map[string]int `json:"input_tokens_details"`
+	OutputTokens        int            `json:"output_tokens"`
+	OutputTokensDetails map[string]int `json:"output_tokens_details"`
+	TotalTokens         int            `json:"total_tokens"`
+}
+
+func zeroUsage() usage {
+	return usage{InputTokensDetails: map[string]int{"cached_tokens": 0}, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}}
+}
+
+// updateResponse is what the API shows of an update.
+func (u *updateRecord) response() map[string]any {
+	out := map[string]any{"update_id": u.ID, "status": u.Status}
+	if u.SupersededBy != "" {
+		out["superseded_by"] = u.SupersededBy
+	}
+	if u.Result != nil {
+		out["result"] = u.Result
+	}
+	if u.Error != nil {
+		out["error"] = u.Error
+	}
+	return out
+}
+
+// scheduled is a queued update waiting for its due time.
+type scheduled struct {
+	rec   *updateRecord
+	timer *time.Timer
+}
+
+// inputItem is a conversation item of update_memories or search_memories:
+// a Responses API message, whose content is a string or a list of parts.
+type inputItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// itemText returns the text of items[i] and whether it is kept: user and
+// assistant messages are; system and developer messages are skipped.
+func itemText(i int, it inputItem) (string, agent.Role, bool, error) {
+	param := "items[" + strconv.Itoa(i) + "]"
+	if it.Type != "" && it.Type != "message" {
+		return "", "", false, badRequest(param+".type", "%q: only \"message\" items are supported", it.Type)
+	}
+	var role agent.Role
+	switch it.Role {
+	case "user":
+		role = agent.RoleUser
+	case "assistant":
+		role = agent.RoleAssistant
+	case "system", "developer":
+		return "", "", false, nil
+	case "":
+		return "", "", false, badRequest(param+".role", "required")
+	default:
+		return "", "", false, badRequest(param+".role", "%q: user, assistant, system or developer", it.Role)
+	}
+	if len(it.Content) == 0 || string(it.Content) == "null" {
+		return "", "", false, badRequest(param+".content", "required")
+	}
+	var text string
+	if err := json.Unmarshal(it.Content, &text); err == nil {
+		return text, role, text != "", nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(it.Content, &parts); err != nil {
+		return "", "", false, badRequest(param+".content", "a string or a list of text parts")
+	}
+	for j, p := range parts {
+		switch p.Type {
+		case "input_text", "output_text", "text":
+			if text != "" {
+				text += "\n"
+			}
+			text += p.Text
+		default:
+			return "", "", false, badRequest(param+".content["+strconv.Itoa(j)+"].type", "%q: only text parts are supported", p.Type)
+		}
+	}
+	return text, role, text != "", nil
+}
+
+func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name string) {
+	var req struct {
+		Scope            string      `json:"scope"`
+		Items            []inputItem `json:"items"`
+		PreviousUpdateID string      `json:"previous_update_id"`
+		UpdateDelay      *float64    `json:"update_delay"`
+	}
+	if err := s.decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx := r.Context()
+	def, _, err := s.loadStore(ctx, name)
+	if err != nil {
+		s.fail(w, r, "update memories", err)
+		return
+	}
+	userID, err := scopeUser(name, req.Scope)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if len(req.Items) > maxUpdateItems {
+		writeError(w, badRequest("items", "%d items, at most %d", len(req.Items), maxUpdateItems))
+		return
+	}
+	var msgs []agent.Message
+	for i, it := range req.Items {
+		text, role, keep, err := itemText(i, it)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		if keep {
+			msgs = append(msgs, agent.Message{Role: role, Text: text})
+		}
+	}
+	delay := s.cfg.DefaultUpdateDelay
+	if req.UpdateDelay != nil {
+		d := *req.UpdateDelay
+		if d < 0 || d > maxUpdateDelay || d != float64(int64(d)) {
+			writeError(w, badRequest("update_delay", "%v: whole seconds from 0 to %d", d, maxUpdateDelay))
+			return
+		}
+		delay = time.Duration(d) * time.Second
+	}
+	if req.PreviousUpdateID != "" {
+		var prev updateRecord
+		_, err := s.getRecord(ctx, updateDocID(req.PreviousUpdateID), &prev)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && prev.Store != name) {
+			writeError(w, badRequest("previous_update_id", "%q is not an update of memory store %q", req.PreviousUpdateID, name))
+			return
+		}
+		if err != nil {
+			s.fail(w, r, "update memories", err)
+			return
+		}
+		if prev.Scope != req.Scope {
+			writeError(w, badRequest("previous_update_id", "%q belongs to another scope", req.PreviousUpdateID))
+			return
+		}
+	}
+	p, err := s.providerFor(def)
+	if err != nil {
+		s.fail(w, r, "update memories", err)
+		return
+	}
+	rec, err := s.accept(ctx, p, userID, name, req.Scope, req.PreviousUpdateID, msgs, delay)
+	if err != nil {
+		s.fail(w, r, "update memories", err)
+		return
+	}
+	w.Header().Set("Operation-Location", s.operationLocation(r, name, rec["update_id"].(string)))
+	writeJSON(w, http.StatusAccepted, rec)
+}
+
+// operationLocation is the address the client polls.
+func (s *Service) operationLocation(r *http.Request, name, id string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	u := url.URL{Scheme: scheme, Host: r.Host, Path: "/memory_stores/" + name + "/updates/" + id}
+	if v := r.URL.Query().Get("api-version"); v != "" {
+		u.RawQuery = url.Values{"api-version": {v}}.Encode()
+	}
+	return u.String()
+}
+
+// accept makes an update durable before it is answered: the record first
+// (queued), then the items as turns of the scope's open memory session. A
+// queued update of the same scope is superseded by this one, whose
+// session it continues (the debounce of update_delay).
+// It returns the update as the API shows it on acceptance.
+func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID string, msgs []agent.Message, delay time.Duration) (map[string]any, error) {
+	unlock := s.lockScope("accept", userID)
+	defer unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, unavailable("the server is shutting down")
+	}
+	old := s.pending[userID]
+	if old != nil {
+		delete(s.pending, userID) // ours now: its timer finds it gone
+		old.timer.Stop()
+	}
+	s.mu.Unlock()
+	restore := func() {
+		if old != nil {
+			s.schedule(old.rec)
+		}
+	}
+	if err := s.noteScope(ctx, name, scope); err != nil {
+		restore()
+		return nil, err
+	}
+	now := s.cfg.Now()
+	rec := &updateRecord{ID: newID("memupd_"), Store: name, Scope: scope, Status: statusQueued,
+		PreviousUpdateID: prevID, CreatedAt: now, DueAt: now.Add(delay), SessionID: newID("mss_")}
+	if old != nil {
+		rec.SessionID = old.rec.SessionID
+		rec.Turns = old.rec.Turns
+	}
+	if err := s.putRecord(ctx, updateDocID(rec.ID), store.CreateOnly, now, true, rec); err != nil {
+		restore()
+		return nil, err
+	}
+	sess, err := agent.NewSession(rec.SessionID, userID)
+	if err != nil {
+		restore()
+		return nil, err
+	}
+	for i, m := range msgs {
+		m.ID = rec.ID + "-" + strconv.Itoa(i) // a retried record stores the turn once
+		m.CreatedAt = now
+		if err := p.Record(ctx, sess, m); err != nil {
+			restore()
+			return nil, fmt.Errorf("record items: %w", err)
+		}
+		rec.Turns++
+	}
+	if err := s.putRecord(ctx, updateDocID(rec.ID), "", now, true, rec); err != nil {
+		restore()
+		return nil, err
+	}
+	if old != nil {
+		old.rec.Status, old.rec.SupersededBy = statusSuperseded, rec.ID
+		if err := s.putRecord(ctx, updateDocID(old.rec.ID), "", old.rec.CreatedAt, false, old.rec); err != nil {
+			s.log.WarnContext(ctx, "memoryservice: marking a superseded update", "update", old.rec.ID, "err", err)
+		}
+	}
+	accepted := rec.response() // before the runner owns rec
+	s.schedule(rec)
+	return accepted, nil
+}
+
+// providerLike is the part of provider.MemoryProvider an update uses.
+type providerLike interface {
+	Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error
+}
+
+// schedule queues rec to run at its due time (at once if past).
+func (s *Service) schedule(rec *updateRecord) {
+	userID := UserID(rec.Store, rec.Scope)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	sc := &scheduled{rec: rec}
+	sc.timer = time.AfterFunc(max(0, rec.DueAt.Sub(s.cfg.Now())), func() { s.fire(userID, sc) })
+	s.pending[userID] = sc
+}
+
+// fire starts a due update unless it was superseded meanwhile.
+func (s *Service) fire(userID string, sc *scheduled) {
+	s.mu.Lock()
+	if s.closed || s.pending[userID] != sc {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.pending, userID)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		s.run(s.runCtx, sc.rec)
+	}()
+}
+
+// run ends the update's memory session (pruning, summary, reflection and
+// the profile) and records the memory operations it caused.
+func (s *Service) run(ctx context.Context, rec *updateRecord) {
+	userID := UserID(rec.Store, rec.Scope)
+	unlock := s.lockScope("run", userID)
+	defer unlock()
+	log := s.log.With("update", rec.ID, "store", rec.Store)
+	// The scope may have been deleted while this run waited for the lock:
+	// its record went with it, and nothing is to be written again.
+	var cur updateRecord
+	if _, err := s.getRecord(ctx, updateDocID(rec.ID), &cur); err != nil || !cur.active() {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
+		}
+		return
+	}
+	def, _, err := s.loadStore(ctx, rec.Store)
+	if err != nil {
+		log.WarnContext(ctx, "memoryservice: update of a memory store that is gone", "err", err)
+		return
+	}
+	p, err := s.providerFor(def)
+	if err != nil {
+		log.WarnContext(ctx, "memoryservice: update not run", "err", err)
+		return
+	}
+	if rec.Before == nil {
+		before, err := s.scopeItems(ctx, def, rec.Scope)
+		if err != nil {
+			s.finish(ctx, rec, fmt.Errorf("read the scope's memories: %w", err))
+			return
+		}
+		rec.Before = map[string]int64{}
+		for _, it := range before {
+			rec.Before[it.MemoryID] = it.UpdatedAt
+		}
+	}
+	rec.Status = statusInProgress
+	if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
+		log.WarnContext(ctx, "memoryservice: marking an update in progress", "err", err)
+	}
+	if rec.Turns > 0 {
+		sess, err := agent.NewSession(rec.SessionID, userID)
+		if err != nil {
+			s.finish(ctx, rec, err)
+			return
+		}
+		if _, err := p.EndSession(ctx, sess); err != nil {
+			s.finish(ctx, rec, fmt.Errorf("end the memory session: %w", err))
+			return
+		}
+		if err := p.Flush(ctx); err != nil { // session reflection
+			s.finish(ctx, rec, fmt.Errorf("reflection: %w", err))
+			return
+		}
+		if def.profileEnabled() {
+			if _, err := p.Reflector().ReflectLongTerm(ctx, userID); err != nil {
+				log.WarnContext(ctx, "memoryservice: long-term profile not updated", "err", err)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return // shutting down: the record stays in progress and resumes
+	}
+	after, err := s.scopeItems(ctx, def, rec.Scope)
+	if err != nil {
+		s.finish(ctx, rec, fmt.Errorf("read the scope's memories: %w", err))
+		return
+	}
+	res := &updateResult{MemoryOperations: []memoryOperation{}, Usage: zeroUsage()}
+	seen := map[string]bool{}
+	for _, it := range after {
+		seen[it.MemoryID] = true
+		at, had := rec.Before[it.MemoryID]
+		switch {
+		case !had:
+			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "create", MemoryItem: it})
+		case at != it.UpdatedAt:
+			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "update", MemoryItem: it})
+		}
+	}
+	var gone []string
+	for id := range rec.Before {
+		if !seen[id] {
+			gone = append(gone, id)
+		}
+	}
+	sort.Strings(gone)
+	for _, id := range gone {
+		_, _, docID, _ := parseItemID(id)
+		res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "delete",
+			MemoryItem: memoryItem{MemoryID: id, Scope: rec.Scope, Kind: kindOfID(id), UpdatedAt: s.cfg.Now().Unix(), Content: "", docID: docID}})
+	}
+	rec.Result = res
+	s.finish(ctx, rec, nil)
+}
+
+// finish stores rec as completed, or failed with err. A run cut short by
+// the shutdown (ctx ended) is left in progress, to resume at the next
+// start.
+func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
+	if err != nil && ctx.Err() != nil {
+		s.log.WarnContext(context.WithoutCancel(ctx), "memoryservice: update cut short by the shutdown; it resumes at the next start", "update", rec.ID, "err", err)
+		return
+	}
+	if err != nil {
+		s.log.ErrorContext(ctx, "memoryservice: update failed", "update", rec.ID, "err", err)
+		rec.Status = statusFailed
+		rec.Error = &apiError{Code: "update_failed", Message: "the update failed; see the server log", Type: "server_error"}
+	} else {
+		rec.Status = statusCompleted
+	}
+	if perr := s.putRecord(context.WithoutCancel(ctx), updateDocID(rec.ID), "", rec.CreatedAt, false, rec); perr != nil {
+		s.log.ErrorContext(ctx, "memoryservice: storing an update's outcome", "update", rec.ID, "err", perr)
+	}
+}
+
+func (s *Service) getUpdate(w http.ResponseWriter, r *http.Request) {
+	name, id := r.PathValue("name"), r.PathValue("id")
+	if _, _, err := s.loadStore(r.Context(), name); err != nil {
+		s.fail(w, r, "get update", err)
+		return
+	}
+	var rec updateRecord
+	_, err := s.getRecord(r.Context(), updateDocID(id), &rec)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && rec.Store != name) {
+		writeError(w, notFound("update_id", "update %q not found in memory store %q", id, name))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, "get update", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec.response())
+}
+
+// resume schedules the updates a previous process accepted and did not
+// finish: for each scope the newest queued one at its due time, the others
+// (and those in progress) at once.
+func (s *Service) resume(ctx context.Context) error {
+	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{Status: store.SessionActive})
+	if err != nil {
+		return fmt.Errorf("memoryservice: resume updates: %w", err)
+	}
+	var recs []*updateRecord
+	for _, d := range docs {
+		var rec updateRecord
+		if _, err := s.getRecordFrom(d, &rec); err != nil || !rec.active() {
+			s.log.WarnContext(ctx, "memoryservice: unreadable update record skipped", "id", d.ID, "err", err)
+			continue
+		}
+		recs = append(recs, &rec)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].CreatedAt.Before(recs[j].CreatedAt) })
+	newest := map[string]*updateRecord{}
+	for _, rec := range recs {
+		newest[UserID(rec.Store, rec.Scope)] = rec
+	}
+	for _, rec := range recs {
+		if rec.Status == statusQueued && newest[UserID(rec.Store, rec.Scope)] == rec {
+			s.schedule(rec)
+			continue
+		}
+		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
+		s.mu.Lock()
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() { defer s.wg.Done(); s.run(s.runCtx, rec) }()
+	}
+	return nil
+}
+
+// deleteUpdates removes the update records of memory store name (of one
+// scope when scope is set), dropping queued ones from the schedule.
+func (s *Service) deleteUpdates(ctx context.Context, name, scope string, oneScope bool) error {
+	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{})
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		var rec updateRecord
+		if _, err := s.getRecordFrom(d, &rec); err != nil {
+			continue
+		}
+		if rec.Store != name || (oneScope && rec.Scope != scope) {
+			continue
+		}
+		userID := UserID(rec.Store, rec.Scope)
+		s.mu.Lock()
+		if sc := s.pending[userID]; sc != nil {
+			sc.timer.Stop()
+			delete(s.pending, userID)
+		}
+		s.mu.Unlock()
+		if err := s.deleteRecord(ctx, d.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+package memoryservice
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+func operations(t *testing.T, out map[string]any) []map[string]any {
+	t.Helper()
+	require.Equal(t, "completed", out["status"], "%v", out)
+	res := out["result"].(map[string]any)
+	require.Contains(t, res, "usage")
+	return items(res["memory_operations"], "")
+}
+
+func TestUpdateSearchListGetDeleteAndDeleteScope(t *testing.T) {
+	updateSearchListGetDelete(t, start(t, dbPath(t), Config{}))
+}
+
+func updateSearchListGetDelete(t *testing.T, s *server) {
+	s.createStore("support", nil)
+	id := s.update("support", "alice", 0, "I prefer dark roast coffee every morning.", "I am allergic to peanuts.")
+	done := s.wait("support", id)
+	ops := operations(t, done)
+	t.Logf("operations: %v", ops)
+	kinds := map[string]int{}
+	for _, op := range ops {
+		assert.Equal(t, "create", op["kind"])
+		it := op["memory_item"].(map[string]any)
+		assert.Equal(t, "alice", it["scope"])
+		kinds[it["kind"].(string)]++
+	}
+	assert.Equal(t, 1, kinds["chat_summary"], "the session's summary")
+	assert.GreaterOrEqual(t, kinds["user_profile"], 1, "insights or the profile")
+
+	listed := s.list("support", "alice", "")
+	assert.Len(t, listed, len(ops), "every created item is listed")
+	assert.Contains(t, contents(listed), "coffee")
+	profile := s.list("support", "alice", "?kind=user_profile")
+	assert.Len(t, profile, kinds["user_profile"])
+
+	found := s.search("support", "alice", "What coffee does she like?")
+	require.NotEmpty(t, found)
+	assert.Contains(t, contents(found), "coffee")
+
+	// get and delete an item by its id
+	item := profile[0]
+	mid := item["memory_id"].(string)
+	code, got, _ := s.do("GET", "/memory_stores/support/items/"+mid, nil)
+	require.Equal(t, http.StatusOK, code, "%v", got)
+	assert.Equal(t, item["content"], got["content"])
+	code, del, _ := s.do("DELETE", "/memory_stores/support/items/"+mid, nil)
+	require.Equal(t, http.StatusOK, code, "%v", del)
+	assert.Equal(t, map[string]any{"object": "memory_store.item.deleted", "memory_id": mid, "deleted": true}, del)
+	code, _, _ = s.do("GET", "/memory_stores/support/items/"+mid, nil)
+	assert.Equal(t, http.StatusNotFound, code)
+	for _, it := range s.list("support", "alice", "") {
+		assert.NotEqual(t, mid, it["memory_id"])
+	}
+
+	// delete_scope forgets the user whole
+	code, out, _ := s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "alice"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, map[string]any{"object": "memory_store.scope.deleted", "name": "support", "scope": "alice", "deleted": true}, out)
+	assert.Empty(t, s.list("support", "alice", ""))
+	assert.Empty(t, s.search("support", "alice", "coffee"))
+	ins, err := s.st.ListInsights(context.Background(), UserID("support", "alice"), store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	assert.Empty(t, ins)
+	code, _, _ = s.do("GET", "/memory_stores/support/updates/"+id, nil)
+	assert.Equal(t, http.StatusNotFound, code, "the scope's updates go with it")
+}
+
+func TestUpdateDelayDebouncesAScope(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	first := s.update("support", "bob", 3600, "I live in Lisbon.")
+	code, out, _ := s.do("GET", "/memory_stores/support/updates/"+first, nil)
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "queued", out["status"], "waits for its delay")
+
+	code, out, _ = s.do("POST", "/memory_stores/support:update_memories", map[string]any{"scope": "bob",
+		"items": []any{user("I am saving for a house.")}, "update_delay": 0, "previous_update_id": first})
+	require.Equal(t, http.StatusAccepted, code, "%v", out)
+	second := out["update_id"].(string)
+	done := s.wait("support", second)
+	operations(t, done)
+
+	_, old, _ := s.do("GET", "/memory_stores/support/updates/"+first, nil)
+	assert.Equal(t, "superseded", old["status"])
+	assert.Equal(t, second, old["superseded_by"])
+
+	// both updates' items are turns of one session, ended once
+	ss, err := s.st.ListSessions(context.Background(), UserID("support", "bob"), store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, ss, 1)
+	assert.Equal(t, store.SessionCompleted, ss[0].Status)
+	turns, err := s.st.ListTurns(context.Background(), UserID("support", "bob"), ss[0].ID, 1)
+	require.NoError(t, err)
+	require.Len(t, turns, 2)
+	assert.Contains(t, turns[0].Messages[0].Content, "Lisbon")
+	assert.Contains(t, turns[1].Messages[0].Content, "house")
+
+	// another scope's update is not debounced with bob's
+	other := s.update("support", "carol", 3600, "I like jazz.")
+	_, out, _ = s.do("GET", "/memory_stores/support/updates/"+other, nil)
+	assert.Equal(t, "queued", out["status"])
+}
+
+func TestAnAcceptedUpdateCompletesAfterARestart(t *testing.T) {
+	path := dbPath(t)
+	completesAfterRestart(t, func(cfg Config) *server { return start(t, path, cfg) })
+}
+
+func completesAfterRestart(t *testing.T, startFn func(Config) *server) {
+	s := startFn(Config{})
+	s.createStore("support", nil)
+	id := s.update("support", "dana", 3600, "I prefer window seats on long flights.")
+	s.stop() // the update is queued, its due time an hour away
+
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	s2 := startFn(Config{Now: later})
+	done := s2.wait("support", id)
+	ops := operations(t, done)
+	require.NotEmpty(t, ops)
+	assert.Contains(t, contents(s2.list("support", "dana", "")), "window")
+}
+
+func TestAnUpdateInProgressAtCrashIsRunAgain(t *testing.T) {
+	path := dbPath(t)
+	s := start(t, path, Config{})
+	s.createStore("support", nil)
+	id := s.update("support", "erin", 3600, "I prefer aisle seats.")
+	// As a crash mid-run leaves it: marked in progress in the store.
+	var rec updateRecord
+	_, err := s.svc.getRecord(context.Background(), updateDocID(id), &rec)
+	require.NoError(t, err)
+	rec.Status = statusInProgress
+	require.NoError(t, s.svc.putRecord(context.Background(), updateDocID(id), "", rec.CreatedAt, true, &rec))
+	s.stop()
+
+	s2 := start(t, path, Config{}) // in progress runs at once, whatever its due time
+	done := s2.wait("support", id)
+	operations(t, done)
+	assert.Contains(t, strings.ToLower(contents(s2.list("support", "erin", ""))), "aisle")
+}
