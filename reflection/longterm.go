@@ -34,9 +34,6 @@ type ProfileResult struct {
 // the profile is written changes nothing; one after it leaves some
 // insights unprocessed, to be folded in again by the next call.
 func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*ProfileResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -54,9 +51,6 @@ func (r *Reflector) ReflectLongTerm(ctx context.Context, userID string) (*Profil
 // unprocessed, so the next ReflectLongTerm finishes the rebuild; the
 // forgotten content never returns.
 func (r *Reflector) RebuildLongTerm(ctx context.Context, userID string) (*ProfileResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -71,9 +65,6 @@ func (r *Reflector) RebuildLongTerm(ctx context.Context, userID string) (*Profil
 // carried something it removed, rebuilds the profile as RebuildLongTerm
 // does before letting go. The result is nil when no rebuild ran.
 func (r *Reflector) Forget(ctx context.Context, userID string, erase func(ctx context.Context) (rebuild bool, err error)) (*ProfileResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err

@@ -49,9 +49,6 @@ type ReconcileResult struct {
 // reads them back with the reason, the winner and the time. Reconcile is
 // safe to repeat: a merged insight's id is derived from its members.
 func (r *Reflector) Reconcile(ctx context.Context, userID string) (*ReconcileResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err

@@ -128,9 +128,13 @@ type Reflector struct {
 	owner string // this Reflector's name on the leases it takes
 }
 
-// lock serialises the calls for userID: in this process, then across
-// processes through the user's lease. The unlock releases both.
+// lock checks userID and serialises the calls for it: in this process,
+// then across processes through the user's lease. The unlock releases
+// both.
 func (r *Reflector) lock(ctx context.Context, userID string) (unlock func(), err error) {
+	if err := store.CheckUserID(userID); err != nil {
+		return nil, fmt.Errorf("reflection: %w", err)
+	}
 	local := r.users.lock(userID)
 	release, err := lease.Acquire(ctx, r.st, userID, r.owner, lease.Config{TTL: r.cfg.LeaseTTL, Now: r.cfg.Now})
 	if err != nil {

@@ -44,9 +44,6 @@ type SessionResult struct {
 // for a session not yet ended and store.ErrNotFound for an unknown one;
 // after a failure nothing is marked, and the call may be repeated.
 func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string) (*SessionResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -85,9 +82,6 @@ func (r *Reflector) pendingSession(ctx context.Context, userID, sessionID string
 // on. This is seed 000's fact extraction every N turns: a long session
 // yields insights before it ends.
 func (r *Reflector) ExtractSession(ctx context.Context, userID, sessionID string) (*SessionResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -146,9 +140,6 @@ const MaxPendingPerCall = 20
 // repeat the cost. A failing session is logged and the others go on; the
 // first error is returned with what was done.
 func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*PendingResult, error) {
-	if err := store.CheckUserID(userID); err != nil {
-		return nil, fmt.Errorf("reflection: %w", err)
-	}
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {
 		return nil, err
