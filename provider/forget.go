@@ -182,28 +182,31 @@ func (e *eraser) run(ctx context.Context) (*Receipt, error) {
 		}
 	}
 	_, err := p.rf.Forget(ctx, e.user, e.erase)
-	if len(e.rc.Items) > 0 {
-		// The profile or a recent session's summary may have left the
-		// blocks the user's open sessions here were started with.
-		p.reloadInit(ctx, e.user)
-	}
-	if err != nil {
-		if len(e.rc.Items) > 0 {
-			e.log(ctx) // what was deleted is gone: record it even though the call failed
-			return e.rc, fmt.Errorf("provider: %s: %w", e.reason, err)
+	if len(e.rc.Items) == 0 {
+		if err != nil {
+			return nil, fmt.Errorf("provider: %s: %w", e.reason, err)
 		}
-		return nil, fmt.Errorf("provider: %s: %w", e.reason, err)
+		return e.rc, nil
 	}
-	if err := e.log(ctx); err != nil {
-		return e.rc, err
+	// What was deleted is gone, even if the call then failed (say, the
+	// profile's rebuild, which leaves no profile rather than the old one):
+	// the open sessions here read their blocks again (the profile or a
+	// recent session's summary may have left them), the deletion is
+	// logged, and the store's files are scrubbed.
+	p.reloadInit(ctx, e.user)
+	if err != nil {
+		err = fmt.Errorf("provider: %s: %w", e.reason, err)
+	}
+	if lerr := e.log(ctx); lerr != nil {
+		err = errors.Join(err, lerr)
 	}
 	if sc, ok := p.st.(scrubber); ok {
-		if err := sc.Scrub(ctx); err != nil {
-			p.log.Error("agentmemory: scrub the store after forgetting", "user", e.user, "reason", e.reason, "err", err)
-			return e.rc, fmt.Errorf("provider: %s: deleted, but the store was not scrubbed (deleted text may be readable in its files until it is): %w", e.reason, err)
+		if serr := sc.Scrub(ctx); serr != nil {
+			p.log.Error("agentmemory: scrub the store after forgetting", "user", e.user, "reason", e.reason, "err", serr)
+			err = errors.Join(err, fmt.Errorf("provider: %s: deleted, but the store was not scrubbed (deleted text may be readable in its files until it is): %w", e.reason, serr))
 		}
 	}
-	return e.rc, nil
+	return e.rc, err
 }
 
 // scrubber is a store that can rewrite what deletions leave readable in
