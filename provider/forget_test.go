@@ -416,3 +416,32 @@ func TestForgetUserLeavesOnlyAKeyedHashInTheLog(t *testing.T) {
 		}
 	}
 }
+
+// When the profile cannot be made anew (the model is down), the forget
+// call says so, and still leaves no trace: the insight is gone, so is the
+// old profile, and the deletion is logged.
+func TestForgetWithTheModelDownLeavesNoProfileBehind(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1 })
+	f.session(t, "u1", 2)
+	f.session(t, "u1", 2)
+	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	require.Len(t, ins, 2)
+	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	require.NoError(t, err)
+
+	f.srv.HandleChat(func(fakeopenai.Request) fakeopenai.Reply { return fakeopenai.Error(500, "the model is down") })
+	rc, err := f.mem.ForgetInsight(ctx, "u1", ins[0].ID, provider.ForgetOptions{})
+	require.Error(t, err, "the rebuild failed")
+	require.NotNil(t, rc, "with what was deleted")
+	assert.Equal(t, []string{ins[0].ID}, rc.IDs(store.KindInsight, erasure.Deleted))
+	assert.EqualValues(t, 1, rc.LogSeq, "and logged")
+	_, err = f.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
+	assert.ErrorIs(t, err, store.ErrNotFound, "no profile rather than the old one")
+	all, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	require.Len(t, all, 1, "the other insight stays, to be folded into a profile when the model is back")
+	assert.Equal(t, ins[1].ID, all[0].ID)
+	assert.False(t, all[0].Processed)
+}
