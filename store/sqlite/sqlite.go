@@ -80,6 +80,8 @@ type Store struct {
 	cache *vecCache
 	pf    prefilter
 	toks  tokenCache
+	// scratch holds the text leg's per-search score arrays (*scores).
+	scratch sync.Pool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
