@@ -242,10 +242,10 @@ func TestQueryWordsOfSeveralTokens(t *testing.T) {
 	// to unicode61. So are the vowel signs and viramas of Devanagari.
 	word := "x\u0489y"
 	texts := map[string]string{
-		"a": "x y here, and x y again",     // the phrase twice
-		"b": "y x, not the phrase",         // both tokens, not in order
+		"a": "x y here, and x y again",      // the phrase twice
+		"b": "y x, not the phrase",          // both tokens, not in order
 		"c": "x\u0489y written as one word", // the phrase
-		"d": "x x y y x y",                 // twice, among near misses
+		"d": "x x y y x y",                  // twice, among near misses
 		"e": "nothing of it",
 		"f": "x", // one token only
 		"g": "नमस्ते दुनिया",
