@@ -408,3 +408,111 @@ func TestRankSkippingIsExact(t *testing.T) {
 	assert.NotZero(t, ways[false], "rankings that walked every phrase")
 	t.Logf("skipped the floored phrases in %d rankings of %d", ways[true], ways[true]+ways[false])
 }
+
+// textHits is a text search's ids and BM25 scores.
+func textHits(t *testing.T, s *Store, user, q string) []store.Scored {
+	t.Helper()
+	hits, err := s.SearchInteractions(t.Context(), user, store.SearchRequest{Text: q, TopK: 20})
+	require.NoError(t, err)
+	out := make([]store.Scored, len(hits))
+	for i, h := range hits {
+		out[i] = store.Scored{ID: h.Doc.ID, Score: h.TextScore}
+	}
+	return out
+}
+
+// TestTextScoresIgnoreOtherUsers checks that BM25 statistics are the
+// user's own: another user's writes and deletion change nothing in a
+// user's text scores, which are those the user gets alone in a file.
+func TestTextScoresIgnoreOtherUsers(t *testing.T) {
+	ctx := t.Context()
+	shared, err := Open(ctx, filepath.Join(t.TempDir(), "shared.db"), Config{})
+	require.NoError(t, err)
+	defer shared.Close()
+	alone, err := Open(ctx, filepath.Join(t.TempDir(), "alone.db"), Config{})
+	require.NoError(t, err)
+	defer alone.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	put := func(s *Store, user string, i int, text string) {
+		require.NoError(t, s.PutInteraction(ctx, user, &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s",
+			FirstTurn: i + 1, LastTurn: i + 1, Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: text}))
+	}
+	for i := range 60 {
+		text := textOf(rng, 5+rng.IntN(30))
+		put(shared, "alice", i, text)
+		put(alone, "alice", i, text)
+	}
+	queries := []string{"bond stocks", "retirement rate", "the run", "café 2024 alpha"}
+	before := map[string][]store.Scored{}
+	for _, q := range queries {
+		before[q] = textHits(t, shared, "alice", q)
+		require.NotEmpty(t, before[q], q)
+		require.Equal(t, textHits(t, alone, "alice", q), before[q], "%q: alice in a shared file scores as alone", q)
+	}
+	// Bob writes many documents full of alice's query words.
+	for i := range 200 {
+		put(shared, "bob", i, "bond stocks retirement rate the run café 2024 alpha "+textOf(rng, 10))
+	}
+	for _, q := range queries {
+		require.Equal(t, before[q], textHits(t, shared, "alice", q), "%q after bob's writes", q)
+	}
+	require.NoError(t, shared.DeleteUser(ctx, "bob"))
+	for _, q := range queries {
+		require.Equal(t, before[q], textHits(t, shared, "alice", q), "%q after bob's deletion", q)
+	}
+}
+
+// TestDeletedUserLeavesNoStatistics checks that a deleted user's BM25
+// statistics go with the user: the same id written again is scored over
+// its new documents only.
+func TestDeletedUserLeavesNoStatistics(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	fresh, err := Open(ctx, filepath.Join(t.TempDir(), "fresh.db"), Config{})
+	require.NoError(t, err)
+	defer fresh.Close()
+	for i := range 30 {
+		require.NoError(t, s.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprintf("old%02d", i), SessionID: "s",
+			FirstTurn: i + 1, LastTurn: i + 1, Content: "bond bond bond stocks and more words " + strings.Repeat("filler ", i)}))
+	}
+	require.NotEmpty(t, textHits(t, s, "alice", "bond")) // the user's set and statistics are cached
+	require.NoError(t, s.DeleteUser(ctx, "alice"))
+	for _, st := range []*Store{s, fresh} {
+		for i, text := range []string{"bond rates", "stocks only", "bond and stocks"} {
+			require.NoError(t, st.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprintf("new%d", i), SessionID: "s",
+				FirstTurn: i + 1, LastTurn: i + 1, Content: text}))
+		}
+	}
+	for _, q := range []string{"bond", "stocks", "bond stocks rates"} {
+		want := textHits(t, fresh, "alice", q)
+		require.NotEmpty(t, want)
+		require.Equal(t, want, textHits(t, s, "alice", q), q)
+	}
+}
+
+// TestTextLegWithoutCache checks that with the vector cache disabled the
+// text leg, built for each search, ranks as the cached one.
+func TestTextLegWithoutCache(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	cached, err := Open(ctx, path, Config{})
+	require.NoError(t, err)
+	defer cached.Close()
+	uncached, err := Open(ctx, path, Config{VectorCacheBytes: -1})
+	require.NoError(t, err)
+	defer uncached.Close()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range 80 {
+		require.NoError(t, cached.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s",
+			FirstTurn: i + 1, LastTurn: i + 1, Content: textOf(rng, 5+rng.IntN(30))}))
+	}
+	for range 20 {
+		q := textOf(rng, 1+rng.IntN(4))
+		want := textHits(t, cached, "alice", q)
+		require.Equal(t, want, textHits(t, uncached, "alice", q), q)
+	}
+	sets, _ := uncached.cache.stats()
+	assert.Zero(t, sets, "nothing cached")
+}
