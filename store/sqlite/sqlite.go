@@ -50,7 +50,8 @@ type Config struct {
 	// searched user's sets are evicted first. Zero means
 	// DefaultVectorCacheBytes (512 MiB, enough for 100,000 interactions with
 	// two 384-d vectors); a negative value disables the cache, so every
-	// vector search reads the user's vectors from the file.
+	// search reads the user's vectors from the file and a text search also
+	// tokenizes all the user's documents of the kind.
 	VectorCacheBytes int64
 	// VectorPrefilterMin is the number of documents of one kind from which
 	// a user's cached vectors are searched through a pre-filter: each

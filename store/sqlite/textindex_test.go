@@ -200,10 +200,14 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 func checkTextIndex(t *testing.T, x *textIndex) {
 	t.Helper()
 	live, tokens := 0, int64(0)
-	for _, d := range x.docs {
+	require.Len(t, x.lens, len(x.docs))
+	for slot, d := range x.docs {
 		if d.live {
 			live++
 			tokens += int64(d.length)
+			require.Equal(t, d.length, x.lens[slot])
+		} else {
+			require.EqualValues(t, -1, x.lens[slot])
 		}
 	}
 	require.Equal(t, live, x.live)
