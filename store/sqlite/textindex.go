@@ -304,6 +304,7 @@ func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.S
 	N := float64(x.live)
 	avgdl := float64(x.tokens) / N
 	idf := make([]float64, len(ph))
+	isFloored := make([]bool, len(ph))
 	floored := 0
 	for i := range ph {
 		n := ph[i].df
@@ -313,13 +314,14 @@ func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.S
 		v := sqliteLog((float64(x.live-n) + 0.5) / (float64(n) + 0.5))
 		if v <= 0 {
 			v = idfFloor
+			isFloored[i] = true
 			floored++
 		}
 		idf[i] = v
 	}
 	sc.reset(len(x.docs))
 	if floored > 0 && floored < len(ph) {
-		if out, ok := x.rankSkipping(sc, f, ph, idf, avgdl, floored, k); ok {
+		if out, ok := x.rankSkipping(sc, f, ph, idf, isFloored, avgdl, floored, k); ok {
 			return out, true
 		}
 		sc.reset(len(x.docs))
@@ -342,9 +344,9 @@ func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.S
 
 // rankSkipping is rank without walking the floored phrases, or ok false
 // when that cannot give the full computation's result.
-func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float64, avgdl float64, floored, k int) (_ []store.Scored, ok bool) {
+func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float64, isFloored []bool, avgdl float64, floored, k int) (_ []store.Scored, ok bool) {
 	for i := range ph {
-		if idf[i] != 0 && idf[i] != idfFloor {
+		if idf[i] != 0 && !isFloored[i] {
 			x.add(sc, &ph[i], idf[i], avgdl)
 		}
 	}
