@@ -386,7 +386,10 @@ func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (in
 	return g, err
 }
 
-// read runs fn in a read transaction: one consistent snapshot.
+// read runs fn in a read transaction: one consistent snapshot. A read
+// that succeeds commits, which writes nothing to the file but keeps the
+// temporary tables the text leg creates on the connection (a rollback
+// would drop them, and every search would create them again).
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.r.BeginTx(ctx, nil)
 	if err != nil {
@@ -397,6 +400,9 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) 
 		if isStoreErr(err) {
 			return err
 		}
+		return s.fail(op, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return s.fail(op, err)
 	}
 	return nil

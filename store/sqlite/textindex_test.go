@@ -520,3 +520,27 @@ func TestTextLegWithoutCache(t *testing.T) {
 	sets, _ := uncached.cache.stats()
 	assert.Zero(t, sets, "nothing cached")
 }
+
+// TestTokenizerTablesOutliveTheRead checks that the temporary tokenizer
+// tables a read creates stay on its connection for the next read, rather
+// than being created again (FTS5 shadow tables and all) in every search.
+func TestTokenizerTablesOutliveTheRead(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{MaxReaders: 1})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+		_, err := s.queryTokens(ctx, tx, []string{"bonds", "rates"})
+		return err
+	}))
+	var n int
+	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM temp.sqlite_schema WHERE name IN ('am_tok', 'am_tok_inst')`).Scan(&n)
+	}))
+	assert.Equal(t, 2, n, "the tokenizer tables are still there")
+	var rows int
+	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM temp.am_tok_inst`).Scan(&rows)
+	}))
+	assert.Zero(t, rows, "and empty")
+}
