@@ -61,9 +61,12 @@
 // bound of the depth-th are scored in full, the floored phrases' counts
 // found by binary search. The result is the full computation's
 // (TestRankSkippingIsExact, and both ways run in TestTextIndexMatchesFTS5).
-// No stop-word list is applied: the caller chooses the words (retrieval
-// drops English stop words from its queries), and the floored phrases cost
-// nothing.
+// On LoCoMo questions it takes a text search from 3.4 to 1.25 ms at
+// 100,000 documents and from 0.43 to 0.36 ms at 10,000 (one core). No
+// stop-word list is applied: the caller chooses the words (retrieval
+// drops English stop words from its queries; the same list applied here
+// too left LoCoMo's recall unchanged), and the floored phrases cost
+// little.
 //
 // With the cache disabled (or a set larger than its budget) the index is
 // built for each text search from the file: correct, but it tokenizes all
