@@ -84,7 +84,14 @@
 // every change, tells a search whether its cached set is current; this
 // process's writes update the cached set in place, and a write by another
 // process (or another Store on the same file) makes the next search reload
-// it. A loaded set's vectors are decoded into large shared blocks in row
+// it. A set is loaded in the background, once for all the searches
+// waiting for it and detached from their contexts: a search that gives up
+// leaves the load running, and the set is cached for the next one (a cold
+// set takes seconds from about 10,000 interactions, its text tokenized
+// through FTS5 — 2.4–4.4 s on this project's machine, 50 s at 100,000 —
+// more than retrieval's 2 s; before, every such search gave up and threw
+// the load away). Close stops the loads in flight. A loaded set's vectors
+// are decoded into large shared blocks in row
 // order, and a search scores every vector field in one pass over the rows
 // with store.VectorRanker's exact expression, threshold and tie order
 // (TestVecSetRankMatchesVectorRanker) but no allocation per candidate.

@@ -186,15 +186,36 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 		}
 		set.mu.RUnlock()
 	}
-	cached := s.cache.max > 0
-	if set, err = loadSet(ctx, tx, userID, sp, gen, cached || withText, cached && s.pf.on()); err != nil {
+	if s.cache.max <= 0 {
+		// No cache: a set for this search alone.
+		if set, err = loadSet(ctx, tx, userID, sp, gen, withText, false); err != nil {
+			return nil, nil, err
+		}
+		return set, func() {}, nil
+	}
+	// The set is loaded in the background (see setLoads), shared by every
+	// search waiting for it; this search waits as long as its context lets
+	// it.
+	l := s.loadShared(key, sp)
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if l.err == nil {
+		// Shared once loaded: read-lock it like a cached one.
+		l.set.mu.RLock()
+		if l.set.gen == gen {
+			return l.set, l.set.mu.RUnlock, nil
+		}
+		l.set.mu.RUnlock()
+	}
+	// The load failed, or read another snapshot than this search's (a
+	// write came in between): load this snapshot's set here.
+	if set, err = loadSet(ctx, tx, userID, sp, gen, true, s.pf.on()); err != nil {
 		return nil, nil, err
 	}
 	s.cache.put(key, set)
-	sets, bytes := s.cache.stats()
-	s.log.Debug("vector set loaded", "kind", sp.kind, "rows", len(set.rows), "bytes", set.bytes,
-		"cached_sets", sets, "cached_bytes", bytes)
-	// Once cached, the set is shared: read-lock it like a cached one.
 	set.mu.RLock()
 	return set, set.mu.RUnlock, nil
 }

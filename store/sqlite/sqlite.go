@@ -83,6 +83,8 @@ type Store struct {
 	toks  tokenCache
 	// scratch holds the text leg's per-search score arrays (*scores).
 	scratch sync.Pool
+	loads   setLoads
+	stop    context.CancelFunc // cancels loads.ctx
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -150,6 +152,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	bg, stop := context.WithCancel(context.Background())
 	return &Store{
 		path:  path,
 		v:     store.Validator{Dimensions: cfg.Dimensions},
@@ -158,6 +161,8 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		r:     r,
 		cache: newVecCache(cfg.VectorCacheBytes),
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
+		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
+		stop:  stop,
 	}, nil
 }
 
@@ -225,6 +230,12 @@ func (s *Store) As(i any) bool {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.stop() // ends the set loads in flight
+		// Past this barrier no load starts (loadShared checks closed
+		// under the same lock), so the wait sees every one.
+		s.loads.mu.Lock()
+		s.loads.mu.Unlock()
+		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
 		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
