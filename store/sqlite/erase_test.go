@@ -63,8 +63,15 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, before)
 	require.NotZero(t, fileHits(t, path, "zqxalicemarker"))
+	// Alice's text index and its statistics are in memory too.
+	mine, err := s.SearchInteractions(ctx, "alice-user", store.SearchRequest{Text: "zqxalicemarker plan"})
+	require.NoError(t, err)
+	require.NotEmpty(t, mine)
 
 	require.NoError(t, s.DeleteUser(ctx, "alice-user"))
+	gone, err := s.SearchInteractions(ctx, "alice-user", store.SearchRequest{Text: "zqxalicemarker plan", Vector: []float32{1, 2, 0, 0}})
+	require.NoError(t, err)
+	assert.Empty(t, gone, "nothing of alice is found after DeleteUser")
 	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
 		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after DeleteUser", marker)
 	}

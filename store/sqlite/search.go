@@ -105,18 +105,13 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	depth := max(q.TopK, legDepth)
 	var hits []store.Hit[T]
 	err = s.read(ctx, "search "+string(kind), func(tx *sql.Tx) error {
-		// The user's cached set serves the vector legs and, through its
-		// text index, the text leg; without a cache the text leg runs in
-		// SQL.
-		var set *vecSet
-		if len(q.Vector) > 0 || (match != "" && s.cache.max > 0) {
-			var release func()
-			var err error
-			if set, release, err = s.vectorSet(ctx, tx, userID, sp); err != nil {
-				return err
-			}
-			defer release()
+		// The user's set serves the vector legs and, through its text
+		// index, the text leg.
+		set, release, err := s.vectorSet(ctx, tx, userID, sp, match != "")
+		if err != nil {
+			return err
 		}
+		defer release()
 		// The vector legs rank in memory on another goroutine while this
 		// one runs the text leg: a hybrid search then takes about as long
 		// as its slower leg when a second core is free.
@@ -136,13 +131,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 		var text []store.Scored
 		var textErr error
 		if match != "" {
-			done := false
-			if set != nil && set.text != nil {
-				text, done, textErr = s.textLegIndex(ctx, tx, set.text, sp, &f, words, depth)
-			}
-			if !done && textErr == nil {
-				text, textErr = textLeg(ctx, tx, userID, sp, &f, match, depth)
-			}
+			text, textErr = s.textLegIndex(ctx, tx, userID, set.text, sp, &f, words, depth)
 		}
 		if vecDone != nil {
 			<-vecDone
@@ -182,8 +171,9 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 // vectorSet returns the user's vector set of a kind as of the snapshot of
 // tx: the cached set when it is at the snapshot's generation (read-locked
 // until release is called), else one loaded from the file, which it then
-// caches.
-func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spec) (set *vecSet, release func(), err error) {
+// caches. A cached set always has its text index; with the cache off, a
+// set has one when withText asks for it.
+func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, withText bool) (set *vecSet, release func(), err error) {
 	gen, err := readGen(ctx, tx, userID, sp.kind)
 	if err != nil {
 		return nil, nil, err
@@ -196,15 +186,36 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 		}
 		set.mu.RUnlock()
 	}
-	cached := s.cache.max > 0
-	if set, err = loadSet(ctx, tx, userID, sp, gen, cached, cached && s.pf.on()); err != nil {
+	if s.cache.max <= 0 {
+		// No cache: a set for this search alone.
+		if set, err = loadSet(ctx, tx, userID, sp, gen, withText, false); err != nil {
+			return nil, nil, err
+		}
+		return set, func() {}, nil
+	}
+	// The set is loaded in the background (see setLoads), shared by every
+	// search waiting for it; this search waits as long as its context lets
+	// it.
+	l := s.loadShared(key, sp)
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	if l.err == nil {
+		// Shared once loaded: read-lock it like a cached one.
+		l.set.mu.RLock()
+		if l.set.gen == gen {
+			return l.set, l.set.mu.RUnlock, nil
+		}
+		l.set.mu.RUnlock()
+	}
+	// The load failed, or read another snapshot than this search's (a
+	// write came in between): load this snapshot's set here.
+	if set, err = loadSet(ctx, tx, userID, sp, gen, true, s.pf.on()); err != nil {
 		return nil, nil, err
 	}
 	s.cache.put(key, set)
-	sets, bytes := s.cache.stats()
-	s.log.Debug("vector set loaded", "kind", sp.kind, "rows", len(set.rows), "bytes", set.bytes,
-		"cached_sets", sets, "cached_bytes", bytes)
-	// Once cached, the set is shared: read-lock it like a cached one.
 	set.mu.RLock()
 	return set, set.mu.RUnlock, nil
 }
@@ -293,59 +304,4 @@ WHERE user_id = ?`
 		set.text = x
 	}
 	return set, nil
-}
-
-// textLeg ranks the user's documents by BM25 for a sanitised MATCH
-// expression. The CROSS JOIN makes SQLite drive the query from the
-// full-text index and check each match against the user's row, never the
-// other way round.
-func textLeg(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filter, match string, k int) ([]store.Scored, error) {
-	var w where
-	w.add(sp.fts+" MATCH ?", match)
-	w.add("t.user_id = ?", userID)
-	switch sp.kind {
-	case store.KindInteraction:
-		if f.session != "" {
-			w.add("t.session_id = ?", f.session)
-		}
-	case store.KindInsight:
-		w.add("t.superseded = 0")
-		if f.session != "" {
-			w.add(`EXISTS (SELECT 1 FROM insight_sessions AS s
-	WHERE s.user_id = t.user_id AND s.session_id = ? AND s.insight_rid = t.rid)`, f.session)
-		}
-		if f.insightType != "" {
-			w.add("t.insight_type = ?", string(f.insightType))
-		}
-		if f.category != "" {
-			w.add("t.category = ?", f.category)
-		}
-	case store.KindSessionSummary:
-		if f.session != "" {
-			w.add("t.id = ?", f.session)
-		}
-	}
-	if f.since != "" {
-		w.add("t."+sp.timeCol+" >= ?", f.since)
-	}
-	if f.until != "" {
-		w.add("t."+sp.timeCol+" < ?", f.until)
-	}
-	query := `SELECT t.id, bm25(` + sp.fts + `) AS score FROM ` + sp.fts + ` CROSS JOIN ` + sp.table +
-		` AS t ON t.rid = ` + sp.fts + `.rowid WHERE ` + w.String() + ` ORDER BY score, t.id` + limitClause(k)
-	rows, err := tx.QueryContext(ctx, query, w.args...)
-	if err != nil {
-		return nil, fmt.Errorf("full-text query: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Scored
-	for rows.Next() {
-		var sc store.Scored
-		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
-			return nil, err
-		}
-		sc.Score = -sc.Score // bm25() is lower-is-better
-		out = append(out, sc)
-	}
-	return out, rows.Err()
 }

@@ -50,7 +50,8 @@ type Config struct {
 	// searched user's sets are evicted first. Zero means
 	// DefaultVectorCacheBytes (512 MiB, enough for 100,000 interactions with
 	// two 384-d vectors); a negative value disables the cache, so every
-	// vector search reads the user's vectors from the file.
+	// search reads the user's vectors from the file and a text search also
+	// tokenizes all the user's documents of the kind.
 	VectorCacheBytes int64
 	// VectorPrefilterMin is the number of documents of one kind from which
 	// a user's cached vectors are searched through a pre-filter: each
@@ -80,6 +81,10 @@ type Store struct {
 	cache *vecCache
 	pf    prefilter
 	toks  tokenCache
+	// scratch holds the text leg's per-search score arrays (*scores).
+	scratch sync.Pool
+	loads   setLoads
+	stop    context.CancelFunc // cancels loads.ctx
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -147,6 +152,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	bg, stop := context.WithCancel(context.Background())
 	return &Store{
 		path:  path,
 		v:     store.Validator{Dimensions: cfg.Dimensions},
@@ -155,6 +161,8 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		r:     r,
 		cache: newVecCache(cfg.VectorCacheBytes),
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
+		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
+		stop:  stop,
 	}, nil
 }
 
@@ -222,6 +230,12 @@ func (s *Store) As(i any) bool {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		s.stop() // ends the set loads in flight
+		// Past this barrier no load starts (loadShared checks closed
+		// under the same lock), so the wait sees every one.
+		s.loads.mu.Lock()
+		s.loads.mu.Unlock()
+		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
 		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
@@ -383,7 +397,10 @@ func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (in
 	return g, err
 }
 
-// read runs fn in a read transaction: one consistent snapshot.
+// read runs fn in a read transaction: one consistent snapshot. A read
+// that succeeds commits, which writes nothing to the file but keeps the
+// temporary tables the text leg creates on the connection (a rollback
+// would drop them, and every search would create them again).
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := s.r.BeginTx(ctx, nil)
 	if err != nil {
@@ -394,6 +411,9 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) 
 		if isStoreErr(err) {
 			return err
 		}
+		return s.fail(op, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return s.fail(op, err)
 	}
 	return nil

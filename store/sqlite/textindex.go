@@ -1,37 +1,46 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
+
+	"modernc.org/libc"
 
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// The text leg's fast path: BM25 over a per-user, per-kind in-memory
-// inverted index, giving the same ranking and scores as FTS5's bm25() over
-// the kind's FTS5 table.
+// The text leg: BM25 over a per-user, per-kind in-memory inverted index,
+// with FTS5's bm25() formula and the user's own corpus statistics.
 //
 // FTS5's bm25() scores a row matching any of the query's phrases as
 //
 //	sum over phrases i of idf_i * f_i*(k1+1) / (f_i + k1*(1 - b + b*D/avgdl))
 //
 // with k1 = 1.2, b = 0.75, f_i the phrase's occurrences in the row (all
-// columns, weight 1), D the row's token count, avgdl the table's tokens per
-// row, and idf_i = ln((N - n_i + 0.5)/(n_i + 0.5)) (at least 1e-6) where N
-// is the table's row count and n_i the rows matching phrase i. The index
-// holds f and D for the user's documents; N, avgdl and n_i are the whole
-// table's (all users, as bm25() has them) and are read from FTS5 itself at
-// every search, so other users' writes are accounted for.
+// columns, weight 1), D the row's token count, avgdl the corpus's tokens
+// per row, and idf_i = ln((N - n_i + 0.5)/(n_i + 0.5)) (at least 1e-6)
+// where N is the corpus's row count and n_i the rows matching phrase i.
+// Here the corpus is the user's searchable documents of the kind (every
+// one but superseded insights): the index keeps N, the total of D and each
+// token's n up to date as documents are written and removed, so a search
+// reads no statistics from the file, and one user's documents never shape
+// another's scores. The result is what bm25() returns over an FTS5 table
+// holding only that user's documents (TestTextIndexMatchesFTS5 checks it,
+// bit for bit).
 //
 // Tokens come from FTS5 itself, never from a Go re-implementation of its
 // tokenizer: documents and query words are run through a temporary FTS5
 // table with the same tokenizer (tokenize below), on the connection of the
-// current transaction, and read back with fts5vocab. A query word that is
-// not exactly one token (a phrase to FTS5) sends the search down the SQL
-// path, which stays the engine of record.
+// current transaction, and read back with fts5vocab. A query word of
+// several tokens is a phrase to FTS5: its occurrences are found by
+// tokenizing, with positions, the documents holding all its tokens.
 
 // tokenize must be the tokenizer of the FTS5 tables in the schema
 // (TestTokenizerMatchesSchema checks it).
@@ -84,9 +93,11 @@ type posting struct {
 }
 
 // textDoc is one indexed document: its filter columns (row, without
-// vectors) and its token count.
+// vectors), its token count and, while live, its distinct tokens (indexes
+// in textIndex.postings), to update the document counts when it goes.
 type textDoc struct {
 	row    vecRow
+	terms  []uint32
 	length int32
 	live   bool
 }
@@ -103,27 +114,38 @@ type docTerms struct {
 	length int
 }
 
-// textIndex is one user's documents of one kind as an inverted index.
-// Replacing or removing a document leaves a dead slot behind, skipped by
-// searches; a set with too many is reloaded (see tooSparse).
+// textIndex is one user's documents of one kind as an inverted index with
+// its BM25 statistics. Replacing or removing a document leaves a dead slot
+// behind, skipped by searches; a set with too many is reloaded (see
+// tooSparse). Slots only grow, so every posting list is in slot order.
 type textIndex struct {
-	docs     []textDoc
+	docs []textDoc
+	// lens[slot] is the slot's token count while it is live, else -1: the
+	// one field of a document a posting walk reads, kept apart so that the
+	// walk touches 4 bytes a document rather than a textDoc.
+	lens     []int32
 	pos      map[string]uint32 // id → live slot
 	terms    map[string]uint32 // token → index in postings
 	postings [][]posting
-	dead     int
-	bytes    int64
+	// df[t] is the number of live documents holding token t (n in BM25).
+	df []uint32
+	// live is the number of live documents (N), tokens their total length.
+	live   int
+	tokens int64
+	dead   int
+	bytes  int64
 }
 
 func newTextIndex(n int) *textIndex {
 	return &textIndex{pos: make(map[string]uint32, n), terms: make(map[string]uint32)}
 }
 
-// Size model: the bytes of postings, documents and terms, approximately.
+// Size model: the bytes of postings (with the document's own list of its
+// tokens), documents and terms, approximately.
 const (
-	postingBytes = 8
-	textDocBytes = 180
-	termBytes    = 64
+	postingBytes = 12
+	textDocBytes = 208
+	termBytes    = 68
 )
 
 // addDoc appends a live document with no postings yet and returns its
@@ -133,21 +155,29 @@ func (x *textIndex) addDoc(row vecRow, length int) uint32 {
 	x.remove(row.id)
 	slot := uint32(len(x.docs))
 	x.docs = append(x.docs, textDoc{row: row, length: int32(length), live: true})
+	x.lens = append(x.lens, int32(length))
 	x.pos[row.id] = slot
+	x.live++
+	x.tokens += int64(length)
 	x.bytes += textDocBytes + int64(len(row.id)+len(row.session)+len(row.category))
 	return slot
 }
 
-// addPosting records tf occurrences of term in slot.
+// addPosting records tf occurrences of term in slot, a live document
+// that has no posting for term yet and no later slot with postings.
 func (x *textIndex) addPosting(term []byte, slot, tf uint32) {
 	ti, ok := x.terms[string(term)]
 	if !ok {
 		ti = uint32(len(x.postings))
 		x.terms[string(term)] = ti
 		x.postings = append(x.postings, nil)
+		x.df = append(x.df, 0)
 		x.bytes += termBytes + int64(len(term))
 	}
 	x.postings[ti] = append(x.postings[ti], posting{slot, tf})
+	x.df[ti]++
+	d := &x.docs[slot]
+	d.terms = append(d.terms, ti)
 	x.bytes += postingBytes
 }
 
@@ -159,13 +189,22 @@ func (x *textIndex) put(row vecRow, d *docTerms) {
 	}
 }
 
-// remove kills the id's slot, if any.
+// remove kills the id's slot, if any, and takes it out of the statistics.
 func (x *textIndex) remove(id string) {
 	slot, ok := x.pos[id]
 	if !ok {
 		return
 	}
-	x.docs[slot].live = false
+	d := &x.docs[slot]
+	for _, ti := range d.terms {
+		x.df[ti]--
+	}
+	x.bytes -= int64(4 * len(d.terms))
+	d.terms = nil
+	d.live = false
+	x.lens[slot] = -1
+	x.live--
+	x.tokens -= int64(d.length)
 	x.dead++
 	delete(x.pos, id)
 }
@@ -175,46 +214,226 @@ func (x *textIndex) tooSparse() bool {
 	return x.dead > 1024 && x.dead > len(x.docs)/4
 }
 
-// rank returns the best k live documents matching f that contain any of
-// toks (one token per query phrase, in query order), by BM25 with the
-// phrases' idf and the table's avgdl, best first, ties by id: FTS5's
-// ORDER BY bm25(), id.
-func (x *textIndex) rank(f *filter, toks []string, idf []float64, avgdl float64, k int) []store.Scored {
-	if k <= 0 {
-		return nil
+// phrase is one query phrase over an index: the postings of the
+// documents holding it, in slot order (dead slots included), and the
+// number of live ones.
+type phrase struct {
+	post []posting
+	df   int
+}
+
+// tfIn returns the phrase's occurrences in slot (0 if none).
+func (p *phrase) tfIn(slot uint32) uint32 {
+	i, ok := slices.BinarySearchFunc(p.post, slot, func(q posting, s uint32) int { return cmp.Compare(q.slot, s) })
+	if !ok {
+		return 0
 	}
-	score := make([]float64, len(x.docs))
-	var touched []uint32
+	return p.post[i].tf
+}
+
+// sqliteLog is the natural logarithm bm25() computes idf with: the C
+// library's log as modernc.org/libc provides it to SQLite (a port of
+// musl's on Linux, math.Log elsewhere), which can differ from math.Log in
+// the last bit. It reads no thread state, hence the nil TLS.
+func sqliteLog(x float64) float64 { return libc.Xlog(nil, x) }
+
+// BM25 idf floor: bm25() raises an idf at or below zero (a phrase in at
+// least half the documents) to 1e-6.
+const idfFloor = 1e-6
+
+// bm25Term is one phrase's term of bm25()'s sum, with its expression and
+// rounding (fts5Bm25Function); the conversions keep Go from fusing
+// operations into one rounding.
+func bm25Term(idf float64, tf uint32, length int32, avgdl float64) float64 {
 	const k1, b = bm25K1, bm25B
-	for i, tok := range toks {
-		ti, ok := x.terms[tok]
-		if !ok {
-			continue
+	fr := float64(tf)
+	D := float64(length)
+	return float64(idf * (float64(fr*(k1+1)) / (fr + float64(k1*(1-b+float64(b*D)/avgdl)))))
+}
+
+// scores is a search's scratch: a score per slot and the slots touched.
+type scores struct {
+	s       []float64
+	touched []uint32
+}
+
+// reset makes sc ready for n slots, all zero.
+func (sc *scores) reset(n int) {
+	for _, slot := range sc.touched {
+		if int(slot) < len(sc.s) {
+			sc.s[slot] = 0
 		}
-		w := idf[i]
-		for _, p := range x.postings[ti] {
-			d := &x.docs[p.slot]
-			if !d.live {
-				continue
-			}
-			fr := float64(p.tf)
-			D := float64(d.length)
-			// The expression and its rounding are those of fts5Bm25Function.
-			if score[p.slot] == 0 {
-				touched = append(touched, p.slot)
-			}
-			score[p.slot] = score[p.slot] + w*(float64(fr*(k1+1))/(fr+float64(k1*(1-b+float64(b*D)/avgdl))))
+	}
+	sc.touched = sc.touched[:0]
+	if len(sc.s) < n {
+		sc.s = make([]float64, n)
+	}
+}
+
+// add adds phrase p's term, weighted by idf, to the score of every live
+// document holding it.
+func (x *textIndex) add(sc *scores, p *phrase, idf, avgdl float64) {
+	for _, q := range p.post {
+		D := x.lens[q.slot]
+		if D < 0 {
+			continue // dead
+		}
+		if sc.s[q.slot] == 0 {
+			sc.touched = append(sc.touched, q.slot)
+		}
+		sc.s[q.slot] = sc.s[q.slot] + bm25Term(idf, q.tf, D, avgdl)
+	}
+}
+
+// rank returns the best k live documents matching f that hold any of the
+// phrases (in query order), by BM25 over the index's statistics, best
+// first, ties by id: FTS5's ORDER BY bm25(), id over the user's corpus.
+//
+// A phrase in at least half the documents has the idf floor, 1e-6: its
+// term adds less than 2.2e-6 to a score. When the other phrases alone give
+// k documents matching f a score above what all such phrases together can
+// add, no document holding only those phrases can reach the top k, and
+// they can reorder only documents whose scores without them lie within
+// that bound of the k-th: so the floored phrases' postings are not walked,
+// and only those contenders are scored in full (binary search in each
+// phrase's postings). Otherwise every posting is walked. Either way the
+// result is the full computation's; skipped reports the first way.
+func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.Scored, skipped bool) {
+	if k <= 0 || x.live == 0 {
+		return nil, false
+	}
+	N := float64(x.live)
+	avgdl := float64(x.tokens) / N
+	idf := make([]float64, len(ph))
+	isFloored := make([]bool, len(ph))
+	floored := 0
+	for i := range ph {
+		n := ph[i].df
+		if n == 0 {
+			continue // adds nothing anywhere
+		}
+		v := sqliteLog((float64(x.live-n) + 0.5) / (float64(n) + 0.5))
+		if v <= 0 {
+			v = idfFloor
+			isFloored[i] = true
+			floored++
+		}
+		idf[i] = v
+	}
+	sc.reset(len(x.docs))
+	if floored > 0 && floored < len(ph) {
+		if out, ok := x.rankSkipping(sc, f, ph, idf, isFloored, avgdl, floored, k); ok {
+			return out, true
+		}
+		sc.reset(len(x.docs))
+	}
+	for i := range ph {
+		if idf[i] != 0 {
+			x.add(sc, &ph[i], idf[i], avgdl)
 		}
 	}
 	h := make(scoredMinHeap, 0, k+1)
-	for _, slot := range touched {
+	for _, slot := range sc.touched {
 		d := &x.docs[slot]
 		if !f.match(&d.row) {
 			continue
 		}
-		h.offer(store.Scored{ID: d.row.id, Score: score[slot]}, k)
+		h.offer(store.Scored{ID: d.row.id, Score: sc.s[slot]}, k)
 	}
-	return h.sorted()
+	return h.sorted(), false
+}
+
+// rankSkipping is rank without walking the floored phrases, or ok false
+// when that cannot give the full computation's result.
+func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float64, isFloored []bool, avgdl float64, floored, k int) (_ []store.Scored, ok bool) {
+	for i := range ph {
+		if idf[i] != 0 && !isFloored[i] {
+			x.add(sc, &ph[i], idf[i], avgdl)
+		}
+	}
+	// What the floored phrases can add to a score, and a margin for the
+	// rounding of sums in another order (scores stay far below 1e6, whose
+	// sums of 64 terms are exact to 1e-8).
+	bound := float64(floored) * idfFloor * (bm25K1 + 1)
+	const slack = 1e-7
+	// The k-th best partial score among matching documents, if above the
+	// bound: a min-heap of the k best.
+	top := make(floatMinHeap, 0, k+1)
+	for _, slot := range sc.touched {
+		p := sc.s[slot]
+		if p <= bound+slack || (len(top) == k && p <= top[0]) {
+			continue
+		}
+		if !f.match(&x.docs[slot].row) {
+			continue
+		}
+		top.offer(p, k)
+	}
+	if len(top) < k {
+		return nil, false
+	}
+	cut := top[0] - bound - slack
+	h := make(scoredMinHeap, 0, k+1)
+	for _, slot := range sc.touched {
+		if sc.s[slot] < cut {
+			continue
+		}
+		d := &x.docs[slot]
+		if !f.match(&d.row) {
+			continue
+		}
+		var s float64
+		for i := range ph {
+			if idf[i] == 0 {
+				continue
+			}
+			if tf := ph[i].tfIn(slot); tf > 0 {
+				s = s + bm25Term(idf[i], tf, d.length, avgdl)
+			}
+		}
+		h.offer(store.Scored{ID: d.row.id, Score: s}, k)
+	}
+	return h.sorted(), true
+}
+
+// floatMinHeap keeps the k largest values, the smallest at the root.
+type floatMinHeap []float64
+
+func (h *floatMinHeap) offer(v float64, k int) {
+	a := *h
+	if len(a) == k {
+		if v <= a[0] {
+			return
+		}
+		a[0] = v
+		// down
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(a) {
+				break
+			}
+			m := l
+			if r := l + 1; r < len(a) && a[r] < a[l] {
+				m = r
+			}
+			if a[m] >= a[i] {
+				break
+			}
+			a[i], a[m] = a[m], a[i]
+			i = m
+		}
+		return
+	}
+	a = append(a, v)
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if a[i] >= a[p] {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+	*h = a
 }
 
 // scoredMinHeap keeps the k best Scored (higher score, then lower id), the
@@ -326,9 +545,12 @@ func readInstances(ctx context.Context, tx *sql.Tx, fn func(term []byte, row int
 // as the kind's FTS5 triggers index it.
 func loadText(ctx context.Context, tx *sql.Tx, userID string, sp spec, rowByRid map[int64]*vecRow) (*textIndex, error) {
 	x := newTextIndex(len(rowByRid))
+	// Slots in rowid order, the order in which fts5vocab lists a token's
+	// documents: every posting list is then in slot order.
+	rids := slices.Sorted(maps.Keys(rowByRid))
 	slots := make(map[int64]uint32, len(rowByRid))
-	for rid, r := range rowByRid {
-		slots[rid] = x.addDoc(*r, 0)
+	for _, rid := range rids {
+		slots[rid] = x.addDoc(*rowByRid[rid], 0)
 	}
 	where := "t.user_id = ?"
 	if sp.kind == store.KindInsight {
@@ -368,6 +590,8 @@ func loadText(ctx context.Context, tx *sql.Tx, userID string, sp spec, rowByRid 
 			}
 			if known {
 				x.docs[slot].length++
+				x.lens[slot]++
+				x.tokens++
 			}
 		})
 	})
@@ -461,10 +685,20 @@ func (s *Store) queryTokens(ctx context.Context, tx *sql.Tx, words []string) ([]
 	}
 	found := make(map[int64][]at)
 	err := withTokenizer(ctx, tx, func() error {
-		for _, i := range missing {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO temp.am_tok (rowid, c0) VALUES (?, ?)`, i+1, words[i]); err != nil {
-				return fmt.Errorf("tokenize query: %w", err)
+		// One statement for all the words: a statement costs tens of
+		// microseconds, a word's tokenizing far less.
+		var q strings.Builder
+		q.WriteString(`INSERT INTO temp.am_tok (rowid, c0) VALUES `)
+		args := make([]any, 0, 2*len(missing))
+		for j, i := range missing {
+			if j > 0 {
+				q.WriteString(", ")
 			}
+			q.WriteString("(?, ?)")
+			args = append(args, i+1, words[i])
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("tokenize query: %w", err)
 		}
 		return readInstances(ctx, tx, func(term []byte, row int64, off int) {
 			found[row-1] = append(found[row-1], at{string(term), off})
@@ -487,103 +721,137 @@ func (s *Store) queryTokens(ctx context.Context, tx *sql.Tx, words []string) ([]
 	return out, nil
 }
 
-// textLegIndex is textLeg over the in-memory index x: it returns ok false,
-// and no error, when a query word is not exactly one token, so that the
-// caller runs the SQL path instead.
-func (s *Store) textLegIndex(ctx context.Context, tx *sql.Tx, x *textIndex, sp spec, f *filter, words []string, k int) (_ []store.Scored, ok bool, _ error) {
+// textLegIndex ranks the user's documents in the index x for the query
+// words (one FTS5 phrase each, as sanitise makes them), by BM25 over the
+// user's corpus: the text leg.
+func (s *Store) textLegIndex(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, f *filter, words []string, k int) ([]store.Scored, error) {
+	ph, err := s.queryPhrases(ctx, tx, userID, x, sp, words)
+	if err != nil {
+		return nil, err
+	}
+	sc, _ := s.scratch.Get().(*scores)
+	if sc == nil {
+		sc = new(scores)
+	}
+	defer s.scratch.Put(sc)
+	out, _ := x.rank(sc, f, ph, k)
+	return out, nil
+}
+
+// queryPhrases returns the phrases of the query words over x, in order.
+func (s *Store) queryPhrases(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, words []string) ([]phrase, error) {
 	toks, err := s.queryTokens(ctx, tx, words)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	single := make([]string, len(toks))
+	ph := make([]phrase, len(toks))
 	for i, t := range toks {
-		if len(t) != 1 {
-			return nil, false, nil
+		switch len(t) {
+		case 0:
+			// No token: matches nothing.
+		case 1:
+			if ti, ok := x.terms[t[0]]; ok {
+				ph[i] = phrase{post: x.postings[ti], df: int(x.df[ti])}
+			}
+		default:
+			if ph[i], err = phraseOf(ctx, tx, userID, x, sp, t); err != nil {
+				return nil, err
+			}
 		}
-		single[i] = t[0]
 	}
-	nRow, nTok, err := ftsTotals(ctx, tx, sp)
-	if err != nil {
-		return nil, false, err
+	return ph, nil
+}
+
+// phraseOf finds the live documents of the user's index x holding the
+// phrase toks (two tokens or more, consecutive in one column, as FTS5
+// matches a phrase) and counts its occurrences in each, by tokenizing with
+// positions the documents that hold every one of its tokens.
+func phraseOf(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, toks []string) (phrase, error) {
+	// The documents holding every token: the intersection of the
+	// postings, from the rarest token's.
+	lists := make([]phrase, len(toks))
+	for i, t := range toks {
+		ti, ok := x.terms[t]
+		if !ok {
+			return phrase{}, nil
+		}
+		lists[i] = phrase{post: x.postings[ti]}
 	}
-	if nRow <= 0 {
-		return nil, true, nil
-	}
-	// idf per phrase, computed by SQLite's ln() (the libm log bm25() uses)
-	// over the phrase's table-wide row count, as bm25() counts it.
-	idf := make([]float64, len(words))
-	byTok := make(map[string]float64, len(words))
-	for i, w := range words {
-		if v, ok := byTok[single[i]]; ok {
-			idf[i] = v
+	slices.SortFunc(lists, func(a, b phrase) int { return cmp.Compare(len(a.post), len(b.post)) })
+	var cand []uint32
+	for _, p := range lists[0].post {
+		if x.lens[p.slot] < 0 {
 			continue
 		}
-		var v float64
-		if err := tx.QueryRowContext(ctx, `SELECT ln((CAST(? - n AS REAL) + 0.5) / (CAST(n AS REAL) + 0.5)) FROM
-	(SELECT count(*) AS n FROM `+sp.fts+` WHERE `+sp.fts+` MATCH ?)`, nRow, `"`+w+`"`).Scan(&v); err != nil {
-			return nil, false, fmt.Errorf("full-text idf: %w", err)
+		in := true
+		for j := 1; j < len(lists) && in; j++ {
+			in = lists[j].tfIn(p.slot) > 0
 		}
-		if v <= 0 {
-			v = 1e-6
+		if in {
+			cand = append(cand, p.slot)
 		}
-		idf[i], byTok[single[i]] = v, v
 	}
-	avgdl := float64(nTok) / float64(nRow)
-	return x.rank(f, single, idf, avgdl, k), true, nil
-}
-
-// ftsTotals reads the FTS5 table's row count and total token count (all
-// columns) from its averages record, as bm25() does.
-func ftsTotals(ctx context.Context, tx *sql.Tx, sp spec) (nRow, nTok int64, err error) {
-	var blk []byte
-	err = tx.QueryRowContext(ctx, `SELECT block FROM `+sp.fts+`_data WHERE id = 1`).Scan(&blk)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil
+	if len(cand) == 0 {
+		return phrase{}, nil
 	}
+	type place struct {
+		row    int64
+		col    string
+		offset int
+	}
+	at := make(map[place]string)
+	var starts []place
+	err := withTokenizer(ctx, tx, func() error {
+		// A temporary row per candidate, numbered by its place in cand.
+		for i, slot := range cand {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT ?, `+
+				ftsColumns(sp.kind)+` FROM `+sp.table+` AS t WHERE t.user_id = ? AND t.id = ?`, i+1, userID, x.docs[slot].row.id); err != nil {
+				return fmt.Errorf("tokenize: %w", err)
+			}
+		}
+		args := make([]any, len(toks))
+		for i, t := range toks {
+			args[i] = t
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT term, doc, col, offset FROM temp.am_tok_inst WHERE term IN (`+placeholders(len(toks))+`)`, args...)
+		if err != nil {
+			return fmt.Errorf("read tokens: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var term string
+			var p place
+			if err := rows.Scan(&term, &p.row, &p.col, &p.offset); err != nil {
+				return err
+			}
+			at[p] = term
+			if term == toks[0] {
+				starts = append(starts, p)
+			}
+		}
+		return rows.Err()
+	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("full-text totals: %w", err)
+		return phrase{}, err
 	}
-	if len(blk) == 0 {
-		return 0, 0, nil // an empty table
+	var out phrase
+	for _, p := range starts {
+		match := true
+		for j := 1; j < len(toks) && match; j++ {
+			match = at[place{p.row, p.col, p.offset + j}] == toks[j]
+		}
+		if !match {
+			continue
+		}
+		slot := cand[p.row-1]
+		if n := len(out.post); n > 0 && out.post[n-1].slot == slot {
+			out.post[n-1].tf++
+			continue
+		}
+		out.post = append(out.post, posting{slot, 1})
 	}
-	v, n := getVarint(blk)
-	if n == 0 {
-		return 0, 0, fmt.Errorf("full-text totals: bad averages record")
-	}
-	nRow = int64(v)
-	blk = blk[n:]
-	// As sqlite3Fts5IndexGetAverages: a total per column, while there are
-	// bytes.
-	for range ftsColumnCount(sp.kind) {
-		if len(blk) == 0 {
-			break
-		}
-		v, n := getVarint(blk)
-		if n == 0 {
-			return 0, 0, fmt.Errorf("full-text totals: bad averages record")
-		}
-		nTok += int64(v)
-		blk = blk[n:]
-	}
-	return nRow, nTok, nil
-}
-
-// getVarint decodes an SQLite varint (big-endian groups of 7 bits, the
-// ninth byte whole), returning its value and length, or 0 bytes if b is
-// truncated.
-func getVarint(b []byte) (uint64, int) {
-	var v uint64
-	for i := 0; i < 9; i++ {
-		if i >= len(b) {
-			return 0, 0
-		}
-		if i == 8 {
-			return v<<8 | uint64(b[i]), 9
-		}
-		v = v<<7 | uint64(b[i]&0x7f)
-		if b[i]&0x80 == 0 {
-			return v, i + 1
-		}
-	}
-	return v, 9
+	// starts came in (token, row, column, offset) order: rows ascend with
+	// slots, since cand does.
+	out.df = len(out.post)
+	return out, nil
 }

@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,26 +30,6 @@ func TestTokenizerMatchesSchema(t *testing.T) {
 		var cols int
 		require.NoError(t, s.r.QueryRow(`SELECT count(*) FROM pragma_table_info(?)`, sp.fts).Scan(&cols))
 		assert.Equal(t, cols, ftsColumnCount(kind), sp.fts)
-	}
-}
-
-func TestGetVarint(t *testing.T) {
-	for _, c := range []struct {
-		b []byte
-		v uint64
-		n int
-	}{
-		{[]byte{0}, 0, 1},
-		{[]byte{0x7f}, 127, 1},
-		{[]byte{0x81, 0x00}, 128, 2},
-		{[]byte{0x82, 0x80, 0x01}, 1<<15 + 1, 3},
-		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1<<64 - 1, 9},
-		{[]byte{0x81}, 0, 0},
-		{nil, 0, 0},
-	} {
-		v, n := getVarint(c.b)
-		assert.Equal(t, c.v, v, "%x", c.b)
-		assert.Equal(t, c.n, n, "%x", c.b)
 	}
 }
 
@@ -134,6 +116,11 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 
 	check := func(stage string) {
 		t.Helper()
+		ways := map[bool]int{}
+		defer func() {
+			assert.NotZero(t, ways[true], "%s: rankings that skipped the floored phrases", stage)
+			assert.NotZero(t, ways[false], "%s: rankings that walked every phrase", stage)
+		}()
 		for _, kind := range store.Kinds {
 			sp, _ := specOf(kind)
 			filters := []filter{{kind: kind}, {kind: kind, since: timeKey(t0(0).Add(time.Duration(n/6) * time.Minute)), until: timeKey(t0(0).Add(time.Duration(2*n/3) * time.Minute))}}
@@ -147,20 +134,28 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 			}
 			for _, user := range []string{"alice", "bob"} {
 				err := s.read(ctx, "test", func(tx *sql.Tx) error {
-					set, release, err := s.vectorSet(ctx, tx, user, sp)
+					set, release, err := s.vectorSet(ctx, tx, user, sp, true)
 					require.NoError(t, err)
 					defer release()
 					require.NotNil(t, set.text)
+					checkTextIndex(t, set.text)
+					ref, drop, err := refCorpus(ctx, tx, user, sp)
+					require.NoError(t, err)
+					defer func() { require.NoError(t, drop()) }()
 					for _, q := range queries {
 						words := queryWords(q)
 						for fi := range filters {
 							for _, k := range []int{5, 100} {
-								want, err := textLeg(ctx, tx, user, sp, &filters[fi], matchExpr(words), k)
+								want, err := refTextLeg(ctx, tx, user, ref, &filters[fi], matchExpr(words), k)
 								require.NoError(t, err)
-								got, ok, err := s.textLegIndex(ctx, tx, set.text, sp, &filters[fi], words, k)
+								got, err := s.textLegIndex(ctx, tx, user, set.text, sp, &filters[fi], words, k)
 								require.NoError(t, err)
-								require.True(t, ok, q)
 								require.Equal(t, want, got, "%s: %s %s %q filter %d k %d", stage, kind, user, q, fi, k)
+								// Both ways of ranking are exercised.
+								ph, err := s.queryPhrases(ctx, tx, user, set.text, sp, words)
+								require.NoError(t, err)
+								_, skipped := set.text.rank(new(scores), &filters[fi], ph, k)
+								ways[skipped]++
 							}
 						}
 					}
@@ -198,32 +193,354 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	check("after writes")
 }
 
-// TestQueryWordsOfSeveralTokens checks that a word FTS5 splits into a
-// phrase falls back to the SQL path.
+// checkTextIndex checks an index's invariants: every posting list in slot
+// order, each token's document count that of its live postings, the live
+// count and total length those of the live documents, and each live
+// document's token list as long as its postings.
+func checkTextIndex(t *testing.T, x *textIndex) {
+	t.Helper()
+	live, tokens := 0, int64(0)
+	require.Len(t, x.lens, len(x.docs))
+	for slot, d := range x.docs {
+		if d.live {
+			live++
+			tokens += int64(d.length)
+			require.Equal(t, d.length, x.lens[slot])
+		} else {
+			require.EqualValues(t, -1, x.lens[slot])
+		}
+	}
+	require.Equal(t, live, x.live)
+	require.Equal(t, tokens, x.tokens)
+	require.Len(t, x.pos, live)
+	perDoc := make(map[uint32]int)
+	for ti, post := range x.postings {
+		n := 0
+		for j, p := range post {
+			if j > 0 {
+				require.Less(t, post[j-1].slot, p.slot, "postings in slot order")
+			}
+			if x.docs[p.slot].live {
+				n++
+				perDoc[p.slot]++
+			}
+		}
+		require.EqualValues(t, n, x.df[ti], "document count of token %d", ti)
+	}
+	for slot, d := range x.docs {
+		if d.live {
+			require.Len(t, d.terms, perDoc[uint32(slot)], "tokens of slot %d", slot)
+		}
+	}
+}
+
+// TestQueryWordsOfSeveralTokens checks words that FTS5 splits into a
+// phrase of several tokens: their occurrences are consecutive tokens in
+// one column, as FTS5 matches a phrase, and the ranking is FTS5's.
 func TestQueryWordsOfSeveralTokens(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	require.NoError(t, s.PutInsight(ctx, "u", &store.Insight{ID: "a", InsightType: store.InsightSession, InsightText: "e t here"}))
+	// U+0489 is an enclosing mark: part of a word to sanitise, a separator
+	// to unicode61. So are the vowel signs and viramas of Devanagari.
+	word := "x\u0489y"
+	texts := map[string]string{
+		"a": "x y here, and x y again",      // the phrase twice
+		"b": "y x, not the phrase",          // both tokens, not in order
+		"c": "x\u0489y written as one word", // the phrase
+		"d": "x x y y x y",                  // twice, among near misses
+		"e": "nothing of it",
+		"f": "x", // one token only
+		"g": "नमस्ते दुनिया",
+		"h": "नमस ते",
+	}
+	for id, text := range texts {
+		require.NoError(t, s.PutInsight(ctx, "u", &store.Insight{ID: id, InsightType: store.InsightSession, InsightText: text}))
+	}
+	// Another user's phrase changes nothing.
+	require.NoError(t, s.PutInsight(ctx, "v", &store.Insight{ID: "a", InsightType: store.InsightSession, InsightText: "x y x y x y"}))
+	// The phrase split over two columns is no occurrence.
+	require.NoError(t, s.PutInteraction(ctx, "u", &store.Interaction{ID: "i1", SessionID: "s", FirstTurn: 1, LastTurn: 1,
+		Content: "alpha x", Summary: "y beta"}))
+	require.NoError(t, s.PutInteraction(ctx, "u", &store.Interaction{ID: "i2", SessionID: "s", FirstTurn: 2, LastTurn: 2,
+		Content: "x y"}))
 	err = s.read(ctx, "test", func(tx *sql.Tx) error {
-		// U+0301 is a combining mark: a word character to sanitise, a
-		// separator to unicode61 once diacritics are folded... or not: the
-		// tokens decide.
-		toks, err := s.queryTokens(ctx, tx, []string{"bonds", "e\u0301t", "\u0301"})
+		toks, err := s.queryTokens(ctx, tx, []string{"bonds", word})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"bond"}, toks[0])
-		sp, _ := specOf(store.KindInsight)
-		set, release, err := s.vectorSet(ctx, tx, "u", sp)
-		require.NoError(t, err)
-		defer release()
-		f := filter{kind: store.KindInsight}
-		for i, w := range []string{"e\u0301t", "\u0301"} {
-			_, ok, err := s.textLegIndex(ctx, tx, set.text, sp, &f, []string{w}, 5)
+		require.Equal(t, []string{"x", "y"}, toks[1], "the fixture needs a word of two tokens")
+		for _, kind := range []store.Kind{store.KindInsight, store.KindInteraction} {
+			sp, _ := specOf(kind)
+			set, release, err := s.vectorSet(ctx, tx, "u", sp, true)
 			require.NoError(t, err)
-			assert.Equal(t, len(toks[i+1]) == 1, ok, "%q → %q", w, toks[i+1])
+			defer release()
+			ref, drop, err := refCorpus(ctx, tx, "u", sp)
+			require.NoError(t, err)
+			f := filter{kind: kind}
+			for _, words := range [][]string{{word}, {word, "here"}, {"again", word, "y"}, {"नमस्ते"}, {"नमस्ते", "दुनिया", word}} {
+				want, err := refTextLeg(ctx, tx, "u", ref, &f, matchExpr(words), 10)
+				require.NoError(t, err)
+				got, err := s.textLegIndex(ctx, tx, "u", set.text, sp, &f, words, 10)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "%s %q", kind, words)
+				if len(words) == 1 && words[0] == word {
+					var ids []string
+					for _, g := range got {
+						ids = append(ids, g.ID)
+					}
+					if kind == store.KindInsight {
+						assert.ElementsMatch(t, []string{"a", "c", "d"}, ids)
+					} else {
+						assert.Equal(t, []string{"i2"}, ids)
+					}
+				}
+			}
+			require.NoError(t, drop())
 		}
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// TestRankSkippingIsExact checks rank against a plain computation of the
+// formula over every live document, on an index with a Zipf vocabulary
+// (many phrases in half the documents or more, with the idf floor), after
+// replacements and removals, with filters, depths from 1 to 100 and one
+// scratch reused throughout; both ways of ranking must occur.
+func TestRankSkippingIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n, queries := pick(t, 2000, 6000), pick(t, 100, 200)
+	const vocab = 400
+	zipf := rand.NewZipf(rng, 1.05, 1, vocab-1)
+	word := func(i uint64) string { return fmt.Sprintf("w%03d", i) }
+	doc := func() *docTerms {
+		counts := map[string]uint32{}
+		d := &docTerms{length: 3 + rng.IntN(60)}
+		for range d.length {
+			counts[word(zipf.Uint64())]++
+		}
+		for w, c := range counts {
+			d.terms = append(d.terms, termFreq{w, c})
+		}
+		return d
+	}
+	row := func(i int) vecRow {
+		return vecRow{id: fmt.Sprintf("d%05d", i), session: fmt.Sprintf("s%d", i%13), t: timeKey(t0(0).Add(time.Duration(i) * time.Minute))}
+	}
+	x := newTextIndex(n)
+	for i := range n {
+		x.put(row(i), doc())
+	}
+	for range n / 10 {
+		x.put(row(rng.IntN(n)), doc())
+		x.remove(row(rng.IntN(n)).id)
+	}
+	checkTextIndex(t, x)
+
+	brute := func(f *filter, ph []phrase, k int) []store.Scored {
+		N := float64(x.live)
+		avgdl := float64(x.tokens) / N
+		tfs := make([]map[uint32]uint32, len(ph))
+		for i, p := range ph {
+			tfs[i] = map[uint32]uint32{}
+			for _, q := range p.post {
+				tfs[i][q.slot] = q.tf
+			}
+		}
+		var out []store.Scored
+		for slot, d := range x.docs {
+			if !d.live || !f.match(&d.row) {
+				continue
+			}
+			var s float64
+			for i, p := range ph {
+				if p.df == 0 {
+					continue
+				}
+				idf := sqliteLog((float64(x.live-p.df) + 0.5) / (float64(p.df) + 0.5))
+				if idf <= 0 {
+					idf = idfFloor
+				}
+				if tf := tfs[i][uint32(slot)]; tf > 0 {
+					s = s + bm25Term(idf, tf, d.length, avgdl)
+				}
+			}
+			if s > 0 {
+				out = append(out, store.Scored{ID: d.row.id, Score: s})
+			}
+		}
+		slices.SortFunc(out, func(a, b store.Scored) int {
+			if c := cmp.Compare(b.Score, a.Score); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+		return out[:min(k, len(out))]
+	}
+	filters := []filter{{kind: store.KindInteraction}, {kind: store.KindInteraction, session: "s3"},
+		{kind: store.KindInteraction, since: timeKey(t0(0).Add(time.Duration(n/3) * time.Minute)), until: timeKey(t0(0).Add(time.Duration(n/2) * time.Minute))}}
+	sc := new(scores)
+	ways := map[bool]int{}
+	for qi := range queries {
+		words := 1 + rng.IntN(8)
+		var ph []phrase
+		for range words {
+			w := word(zipf.Uint64())
+			if qi%3 == 0 {
+				w = word(uint64(rng.IntN(vocab))) // rarer words too
+			}
+			if ti, ok := x.terms[w]; ok {
+				ph = append(ph, phrase{post: x.postings[ti], df: int(x.df[ti])})
+			} else {
+				ph = append(ph, phrase{})
+			}
+		}
+		for fi := range filters {
+			for _, k := range []int{1, 5, 100} {
+				got, skipped := x.rank(sc, &filters[fi], ph, k)
+				ways[skipped]++
+				want := brute(&filters[fi], ph, k)
+				if len(want) == 0 {
+					want = nil
+				}
+				require.Equal(t, want, got, "query %d filter %d k %d", qi, fi, k)
+			}
+		}
+	}
+	assert.NotZero(t, ways[true], "rankings that skipped the floored phrases")
+	assert.NotZero(t, ways[false], "rankings that walked every phrase")
+	t.Logf("skipped the floored phrases in %d rankings of %d", ways[true], ways[true]+ways[false])
+}
+
+// textHits is a text search's ids and BM25 scores.
+func textHits(t *testing.T, s *Store, user, q string) []store.Scored {
+	t.Helper()
+	hits, err := s.SearchInteractions(t.Context(), user, store.SearchRequest{Text: q, TopK: 20})
+	require.NoError(t, err)
+	out := make([]store.Scored, len(hits))
+	for i, h := range hits {
+		out[i] = store.Scored{ID: h.Doc.ID, Score: h.TextScore}
+	}
+	return out
+}
+
+// TestTextScoresIgnoreOtherUsers checks that BM25 statistics are the
+// user's own: another user's writes and deletion change nothing in a
+// user's text scores, which are those the user gets alone in a file.
+func TestTextScoresIgnoreOtherUsers(t *testing.T) {
+	ctx := t.Context()
+	shared, err := Open(ctx, filepath.Join(t.TempDir(), "shared.db"), Config{})
+	require.NoError(t, err)
+	defer shared.Close()
+	alone, err := Open(ctx, filepath.Join(t.TempDir(), "alone.db"), Config{})
+	require.NoError(t, err)
+	defer alone.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	put := func(s *Store, user string, i int, text string) {
+		require.NoError(t, s.PutInteraction(ctx, user, &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s",
+			FirstTurn: i + 1, LastTurn: i + 1, Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: text}))
+	}
+	for i := range 60 {
+		text := textOf(rng, 5+rng.IntN(30))
+		put(shared, "alice", i, text)
+		put(alone, "alice", i, text)
+	}
+	queries := []string{"bond stocks", "retirement rate", "the run", "café 2024 alpha"}
+	before := map[string][]store.Scored{}
+	for _, q := range queries {
+		before[q] = textHits(t, shared, "alice", q)
+		require.NotEmpty(t, before[q], q)
+		require.Equal(t, textHits(t, alone, "alice", q), before[q], "%q: alice in a shared file scores as alone", q)
+	}
+	// Bob writes many documents full of alice's query words.
+	for i := range 200 {
+		put(shared, "bob", i, "bond stocks retirement rate the run café 2024 alpha "+textOf(rng, 10))
+	}
+	for _, q := range queries {
+		require.Equal(t, before[q], textHits(t, shared, "alice", q), "%q after bob's writes", q)
+	}
+	require.NoError(t, shared.DeleteUser(ctx, "bob"))
+	for _, q := range queries {
+		require.Equal(t, before[q], textHits(t, shared, "alice", q), "%q after bob's deletion", q)
+	}
+}
+
+// TestDeletedUserLeavesNoStatistics checks that a deleted user's BM25
+// statistics go with the user: the same id written again is scored over
+// its new documents only.
+func TestDeletedUserLeavesNoStatistics(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	fresh, err := Open(ctx, filepath.Join(t.TempDir(), "fresh.db"), Config{})
+	require.NoError(t, err)
+	defer fresh.Close()
+	for i := range 30 {
+		require.NoError(t, s.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprintf("old%02d", i), SessionID: "s",
+			FirstTurn: i + 1, LastTurn: i + 1, Content: "bond bond bond stocks and more words " + strings.Repeat("filler ", i)}))
+	}
+	require.NotEmpty(t, textHits(t, s, "alice", "bond")) // the user's set and statistics are cached
+	require.NoError(t, s.DeleteUser(ctx, "alice"))
+	for _, st := range []*Store{s, fresh} {
+		for i, text := range []string{"bond rates", "stocks only", "bond and stocks"} {
+			require.NoError(t, st.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprintf("new%d", i), SessionID: "s",
+				FirstTurn: i + 1, LastTurn: i + 1, Content: text}))
+		}
+	}
+	for _, q := range []string{"bond", "stocks", "bond stocks rates"} {
+		want := textHits(t, fresh, "alice", q)
+		require.NotEmpty(t, want)
+		require.Equal(t, want, textHits(t, s, "alice", q), q)
+	}
+}
+
+// TestTextLegWithoutCache checks that with the vector cache disabled the
+// text leg, built for each search, ranks as the cached one.
+func TestTextLegWithoutCache(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	cached, err := Open(ctx, path, Config{})
+	require.NoError(t, err)
+	defer cached.Close()
+	uncached, err := Open(ctx, path, Config{VectorCacheBytes: -1})
+	require.NoError(t, err)
+	defer uncached.Close()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for i := range 80 {
+		require.NoError(t, cached.PutInteraction(ctx, "alice", &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s",
+			FirstTurn: i + 1, LastTurn: i + 1, Content: textOf(rng, 5+rng.IntN(30))}))
+	}
+	for range 20 {
+		q := textOf(rng, 1+rng.IntN(4))
+		want := textHits(t, cached, "alice", q)
+		require.Equal(t, want, textHits(t, uncached, "alice", q), q)
+	}
+	sets, _ := uncached.cache.stats()
+	assert.Zero(t, sets, "nothing cached")
+}
+
+// TestTokenizerTablesOutliveTheRead checks that the temporary tokenizer
+// tables a read creates stay on its connection for the next read, rather
+// than being created again (FTS5 shadow tables and all) in every search.
+func TestTokenizerTablesOutliveTheRead(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{MaxReaders: 1})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+		_, err := s.queryTokens(ctx, tx, []string{"bonds", "rates"})
+		return err
+	}))
+	var n int
+	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM temp.sqlite_schema WHERE name IN ('am_tok', 'am_tok_inst')`).Scan(&n)
+	}))
+	assert.Equal(t, 2, n, "the tokenizer tables are still there")
+	var rows int
+	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM temp.am_tok_inst`).Scan(&rows)
+	}))
+	assert.Zero(t, rows, "and empty")
 }

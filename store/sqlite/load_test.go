@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// loadFixture stores n interactions with text for user "u".
+func loadFixture(t *testing.T, s *Store, n int) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	ds := make([]*store.Interaction, n)
+	for i := range ds {
+		ds[i] = &store.Interaction{ID: fmt.Sprintf("i%05d", i), SessionID: "s", FirstTurn: i + 1, LastTurn: i + 1,
+			Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: textOf(rng, 40)}
+	}
+	require.NoError(t, s.putInteractions(t.Context(), "u", ds))
+}
+
+// TestSetLoadOutlivesAnImpatientSearch checks that a search giving up
+// while the user's set loads (retrieval gives a search 2 s; a cold set of
+// 10,000 interactions takes seconds to load) does not waste the load: the
+// set is cached for the next search, instead of every search starting the
+// load again and giving up again.
+func TestSetLoadOutlivesAnImpatientSearch(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	loadFixture(t, s, 3000)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	_, err = s.SearchInteractions(ctx, "u", store.SearchRequest{Text: "bond rates", TopK: 5})
+	if err == nil {
+		t.Log("the set loaded within the deadline: nothing to wait for")
+	} else {
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+	require.Eventually(t, func() bool {
+		sets, _ := s.cache.stats()
+		return sets == 1
+	}, 30*time.Second, 10*time.Millisecond, "the set the impatient search started loading is cached")
+	// The next search, as impatient, is served from it.
+	ctx2, cancel2 := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel2()
+	hits, err := s.SearchInteractions(ctx2, "u", store.SearchRequest{Text: "bond rates", TopK: 5})
+	require.NoError(t, err)
+	assert.Len(t, hits, 5)
+}
+
+// TestCloseStopsASetLoad checks that Close does not wait for a set load
+// that no search waits for any more, and that the store is closed after.
+func TestCloseStopsASetLoad(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
+	require.NoError(t, err)
+	loadFixture(t, s, 3000)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	_, _ = s.SearchInteractions(ctx, "u", store.SearchRequest{Text: "bond rates", TopK: 5})
+	start := time.Now()
+	require.NoError(t, s.Close())
+	assert.Less(t, time.Since(start), 5*time.Second, "Close cancels the load")
+	sets, _ := s.cache.stats()
+	assert.Zero(t, sets, "nothing cached after Close")
+	_, err = s.SearchInteractions(t.Context(), "u", store.SearchRequest{Text: "bond"})
+	assert.ErrorIs(t, err, store.ErrClosed)
+}
