@@ -55,7 +55,7 @@ func (s *Store) loadShared(key cacheKey, sp spec) *setLoad {
 			s.loads.mu.Unlock()
 		}()
 		ctx := s.loads.ctx
-		l.err = s.read(ctx, "load "+string(key.kind), func(tx *sql.Tx) error {
+		l.err = s.readOn(ctx, s.lr, "load "+string(key.kind), func(tx *sql.Tx) error {
 			gen, err := readGen(ctx, tx, key.user, key.kind)
 			if err != nil {
 				return err

@@ -72,11 +72,15 @@ type Config struct {
 
 // Store is a store.Store on one SQLite file. It is safe for concurrent use.
 type Store struct {
-	path  string
-	v     store.Validator
-	log   *slog.Logger
-	w     *sql.DB    // the one writer connection, BEGIN IMMEDIATE
-	r     *sql.DB    // readers
+	path string
+	v    store.Validator
+	log  *slog.Logger
+	w    *sql.DB // the one writer connection, BEGIN IMMEDIATE
+	r    *sql.DB // readers
+	// lr reads for the set loads (setLoads): searches waiting for a load
+	// hold connections of r, so a load taking one of them could wait for
+	// them forever.
+	lr    *sql.DB
 	wmu   sync.Mutex // serialises write transactions and their cache updates
 	cache *vecCache
 	pf    prefilter
@@ -152,6 +156,14 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	lr, err := sql.Open("sqlite", dsn(path, cfg, false))
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	lr.SetMaxOpenConns(2) // two users' sets load at once; more wait
+	lr.SetMaxIdleConns(1)
 	bg, stop := context.WithCancel(context.Background())
 	return &Store{
 		path:  path,
@@ -159,6 +171,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		log:   log,
 		w:     w,
 		r:     r,
+		lr:    lr,
 		cache: newVecCache(cfg.VectorCacheBytes),
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
 		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
@@ -238,7 +251,7 @@ func (s *Store) Close() error {
 		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
-		s.closeErr = errors.Join(s.r.Close(), s.w.Close())
+		s.closeErr = errors.Join(s.r.Close(), s.lr.Close(), s.w.Close())
 		s.cache.clear()
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)
@@ -402,7 +415,12 @@ func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (in
 // temporary tables the text leg creates on the connection (a rollback
 // would drop them, and every search would create them again).
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	tx, err := s.r.BeginTx(ctx, nil)
+	return s.readOn(ctx, s.r, op, fn)
+}
+
+// readOn is read on the connections of db.
+func (s *Store) readOn(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(op, err)
 	}
