@@ -3,6 +3,7 @@ package keeper
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,7 +79,9 @@ type piece struct {
 func (s *Session) Context() Context {
 	s.mu.Lock()
 	st := s.doc.State
-	turns := activeTurns(st, s.k.cfg.ActiveTurns)
+	// A copy: trim rewrites the cached turns' array in place once s.mu is
+	// let go.
+	turns := slices.Clone(activeTurns(st, s.k.cfg.ActiveTurns))
 	init := s.init
 	s.mu.Unlock()
 
