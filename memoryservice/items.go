@@ -65,6 +65,7 @@ func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
 // completed sessions' summaries (chat_summary).
 func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string) ([]memoryItem, error) {
 	userID := UserID(def.Name, scope)
+	cut := s.cutoff(def)
 	var out []memoryItem
 	if def.profileEnabled() {
 		ins, err := s.st.ListInsights(ctx, userID, store.InsightFilter{})
@@ -72,6 +73,9 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 			return nil, err
 		}
 		for _, in := range ins {
+			if expired(provider.LastWritten(in), cut) {
+				continue
+			}
 			if it, ok := insightItem(scope, in); ok {
 				out = append(out, it)
 			}
@@ -83,6 +87,9 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 			return nil, err
 		}
 		for _, d := range ss {
+			if expired(provider.LastWritten(d), cut) {
+				continue
+			}
 			if it, ok := sessionItem(scope, d); ok {
 				out = append(out, it)
 			}
@@ -172,6 +179,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = insightItem(scope, in)
+		ok = ok && !expired(provider.LastWritten(in), s.cutoff(def))
 	default:
 		if !def.summaryEnabled() {
 			return memoryItem{}, missing
@@ -184,6 +192,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = sessionItem(scope, d)
+		ok = ok && !expired(provider.LastWritten(d), s.cutoff(def))
 	}
 	if !ok {
 		return memoryItem{}, missing
@@ -315,13 +324,27 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 			s.fail(w, r, "search memories", err)
 			return
 		}
+		// With a TTL, retrieval's results are kept only if not expired
+		// (the sweep may not have removed them yet): ask for more.
+		live, err := s.liveIDs(ctx, def, req.Scope)
+		if err != nil {
+			s.fail(w, r, "search memories", err)
+			return
+		}
+		ask := top
+		if live != nil {
+			ask = min(2*top, maxSearchMemories)
+		}
 		if len(kinds) > 0 {
-			ms, err := p.Retriever().Search(ctx, userID, strings.Join(query, "\n"), retrieval.SearchOptions{TopK: top, Kinds: kinds})
+			ms, err := p.Retriever().Search(ctx, userID, strings.Join(query, "\n"), retrieval.SearchOptions{TopK: ask, Kinds: kinds})
 			if err != nil {
 				s.fail(w, r, "search memories", err)
 				return
 			}
 			for _, m := range ms {
+				if (live != nil && !live[m.ID]) || len(found) >= top {
+					continue
+				}
 				letter := itemProfile
 				kind := kindUserProfile
 				if m.Kind == store.KindSessionSummary {

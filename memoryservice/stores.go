@@ -111,10 +111,8 @@ func checkDefinition(d *definition) error {
 		if err := checkText("definition.options.user_profile_details", o.UserProfileDetails, maxProfileDetail); err != nil {
 			return err
 		}
-		if o.DefaultTTLSeconds != nil && *o.DefaultTTLSeconds != 0 {
-			// Refused rather than ignored: memories would outlive what the
-			// caller asked for.
-			return badRequest("definition.options.default_ttl_seconds", "expiry of memories is not supported by this server yet; give 0 or leave it out")
+		if o.DefaultTTLSeconds != nil && (*o.DefaultTTLSeconds < 0 || *o.DefaultTTLSeconds > maxTTLSeconds) {
+			return badRequest("definition.options.default_ttl_seconds", "%d: from 0 (never expire) to %d seconds", *o.DefaultTTLSeconds, maxTTLSeconds)
 		}
 		if o.ProceduralMemoryEnabled != nil && *o.ProceduralMemoryEnabled {
 			return badRequest("definition.options.procedural_memory_enabled", "procedural memory is not supported by this server yet; give false")
