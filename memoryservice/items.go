@@ -30,8 +30,11 @@ type memoryItem struct {
 }
 
 func kindOfID(id string) string {
-	if strings.HasPrefix(id, itemSummary+".") {
+	switch {
+	case strings.HasPrefix(id, itemSummary+"."):
 		return kindChatSummary
+	case strings.HasPrefix(id, itemProcedural+"."):
+		return kindProcedural
 	}
 	return kindUserProfile
 }
@@ -44,8 +47,12 @@ func insightItem(scope string, in *store.Insight) (memoryItem, bool) {
 	if at.IsZero() {
 		at = in.CreatedAt
 	}
-	return memoryItem{MemoryID: itemID(itemProfile, scope, in.ID), UpdatedAt: at.Unix(), Scope: scope,
-		Content: in.InsightText, Kind: kindUserProfile, docID: in.ID}, true
+	letter, kind := itemProfile, kindUserProfile
+	if in.Category == ProceduralCategory.Name {
+		letter, kind = itemProcedural, kindProcedural
+	}
+	return memoryItem{MemoryID: itemID(letter, scope, in.ID), UpdatedAt: at.Unix(), Scope: scope,
+		Content: in.InsightText, Kind: kind, docID: in.ID}, true
 }
 
 func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
@@ -67,7 +74,7 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 	userID := UserID(def.Name, scope)
 	cut := s.cutoff(def)
 	var out []memoryItem
-	if def.profileEnabled() {
+	if def.profileEnabled() || def.proceduralEnabled() {
 		ins, err := s.st.ListInsights(ctx, userID, store.InsightFilter{})
 		if err != nil {
 			return nil, err
@@ -76,7 +83,7 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 			if expired(provider.LastWritten(in), cut) {
 				continue
 			}
-			if it, ok := insightItem(scope, in); ok {
+			if it, ok := insightItem(scope, in); ok && def.kindEnabled(it.Kind) {
 				out = append(out, it)
 			}
 		}
@@ -167,10 +174,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 	}
 	var it memoryItem
 	switch letter {
-	case itemProfile:
-		if !def.profileEnabled() {
-			return memoryItem{}, missing
-		}
+	case itemProfile, itemProcedural:
 		in, err := s.st.GetInsight(ctx, userID, docID)
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
@@ -179,7 +183,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = insightItem(scope, in)
-		ok = ok && !expired(provider.LastWritten(in), s.cutoff(def))
+		ok = ok && it.MemoryID == id && def.kindEnabled(it.Kind) && !expired(provider.LastWritten(in), s.cutoff(def))
 	default:
 		if !def.summaryEnabled() {
 			return memoryItem{}, missing
@@ -307,13 +311,13 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 			return
 		}
 		for _, it := range all {
-			if it.Kind == kindUserProfile && len(found) < top {
+			if it.Kind != kindChatSummary && len(found) < top {
 				found = append(found, it)
 			}
 		}
 	} else {
 		var kinds []store.Kind
-		if def.profileEnabled() {
+		if def.profileEnabled() || def.proceduralEnabled() {
 			kinds = append(kinds, store.KindInsight)
 		}
 		if def.summaryEnabled() {
@@ -324,9 +328,11 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 			s.fail(w, r, "search memories", err)
 			return
 		}
-		// With a TTL, retrieval's results are kept only if not expired
-		// (the sweep may not have removed them yet): ask for more.
-		live, err := s.liveIDs(ctx, def, req.Scope)
+		// With a TTL or procedural memory, retrieval's results are read
+		// through the scope's items: kept only if not expired (the sweep
+		// may not have removed them yet), with an insight's kind from its
+		// category. Ask for more, as some may drop.
+		live, err := s.liveItems(ctx, def, req.Scope)
 		if err != nil {
 			s.fail(w, r, "search memories", err)
 			return
@@ -342,7 +348,14 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 				return
 			}
 			for _, m := range ms {
-				if (live != nil && !live[m.ID]) || len(found) >= top {
+				if len(found) >= top {
+					break
+				}
+				if live != nil {
+					if it, ok := live[docKey(m.Kind, m.ID)]; ok {
+						it.Content = m.Text
+						found = append(found, it)
+					}
 					continue
 				}
 				letter := itemProfile

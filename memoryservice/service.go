@@ -19,7 +19,10 @@
 //     record is kept in the store, so an accepted update completes after a
 //     restart.
 //   - Memory items of kind user_profile are the scope's insights and its
-//     long-term profile; chat_summary items are its session summaries.
+//     long-term profile; chat_summary items are its session summaries;
+//     procedural items, in a store with procedural_memory_enabled, are its
+//     insights of ProceduralCategory (how the user wants things done),
+//     which reflection draws from the conversation like the others.
 //     search_memories is agentmemory's retrieval; delete_scope is
 //     provider.MemoryProvider.ForgetUser.
 //   - A store's default_ttl_seconds expires its scopes' memories: a
@@ -40,14 +43,24 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
+
+// ProceduralCategory is the insight category of procedural memory: a
+// memory store with procedural_memory_enabled offers it to reflection
+// beside reflection.DefaultCategories, and its insights are the memory
+// items of kind procedural.
+var ProceduralCategory = prompts.Category{Name: "procedural",
+	Description: "how the user wants things done: steps, order, routines and rules to follow"}
 
 // Defaults for zero Config fields.
 const (
@@ -233,6 +246,9 @@ func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error
 	cfg := provider.Config{Chat: s.cfg.Chat, Mini: s.cfg.Mini, Embedder: s.cfg.Embedder, Logger: s.log, Now: s.cfg.Now}
 	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
 		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
+	}
+	if def.proceduralEnabled() {
+		cfg.ReflectionConfig.Categories = append(slices.Clone(reflection.DefaultCategories), ProceduralCategory)
 	}
 	p, err := provider.New(s.st, cfg)
 	if err != nil {
