@@ -106,3 +106,34 @@ func TestSweepRunsPeriodically(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, ins)
 }
+
+// An update still queued when its turns expire: the sweep removes them
+// (rather than let the update draw fresh memories from expired turns), and
+// the update then completes with nothing to create. Its run leaves an empty
+// session document (no turn, no summary, no item), which the next sweep
+// after the TTL removes.
+func TestSweepWhileAnUpdateIsQueued(t *testing.T) {
+	clk := &clock{}
+	s := start(t, dbPath(t), Config{Now: clk.Now, SweepInterval: time.Hour})
+	s.createStore("brief", map[string]any{"default_ttl_seconds": 60})
+	id := s.update("brief", "cid", 1, "I prefer green tea.")
+	clk.Add(time.Hour)
+	require.NoError(t, s.svc.sweep(context.Background()))
+	assert.Equal(t, 1, expiredRecords(t, s.st, UserID("brief", "cid")), "the queued update's turns, expired, are deleted")
+	out := s.wait("brief", id)
+	assert.Empty(t, operations(t, out))
+	assert.Empty(t, s.list("brief", "cid", ""))
+	ss, err := s.st.ListSessions(context.Background(), UserID("brief", "cid"), store.SessionFilter{})
+	require.NoError(t, err)
+	for _, d := range ss {
+		assert.Empty(t, d.Summary)
+		turns, err := s.st.ListTurns(context.Background(), UserID("brief", "cid"), d.ID, 0)
+		require.NoError(t, err)
+		assert.Empty(t, turns)
+	}
+	clk.Add(2 * time.Minute)
+	require.NoError(t, s.svc.sweep(context.Background()))
+	ss, err = s.st.ListSessions(context.Background(), UserID("brief", "cid"), store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, ss)
+}
