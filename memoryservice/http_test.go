@@ -107,7 +107,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 		{"missing definition", "POST", "/memory_stores", map[string]any{"name": "a"}, 400, "definition"},
 		{"bad kind", "POST", "/memory_stores", map[string]any{"name": "a", "definition": map[string]any{"kind": "x", "chat_model": "m", "embedding_model": "e"}}, 400, "definition.kind"},
 		{"missing chat model", "POST", "/memory_stores", map[string]any{"name": "a", "definition": map[string]any{"kind": "default", "embedding_model": "e"}}, 400, "definition.chat_model"},
-		{"ttl", "POST", "/memory_stores", map[string]any{"name": "a", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e", "options": map[string]any{"default_ttl_seconds": 60}}}, 400, "definition.options.default_ttl_seconds"},
+		{"ttl", "POST", "/memory_stores", map[string]any{"name": "a", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e", "options": map[string]any{"default_ttl_seconds": -1}}}, 400, "definition.options.default_ttl_seconds"},
 		{"too many metadata keys", "POST", "/memory_stores/support", map[string]any{"metadata": manyKeys(17)}, 400, "metadata"},
 		{"oversized body", "POST", "/memory_stores", `{"name":"` + strings.Repeat("a", 5000) + `"}`, 413, "body"},
 		{"unknown store", "GET", "/memory_stores/nope", nil, 404, "name"},

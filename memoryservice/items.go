@@ -30,8 +30,11 @@ type memoryItem struct {
 }
 
 func kindOfID(id string) string {
-	if strings.HasPrefix(id, itemSummary+".") {
+	switch {
+	case strings.HasPrefix(id, itemSummary+"."):
 		return kindChatSummary
+	case strings.HasPrefix(id, itemProcedural+"."):
+		return kindProcedural
 	}
 	return kindUserProfile
 }
@@ -44,8 +47,12 @@ func insightItem(scope string, in *store.Insight) (memoryItem, bool) {
 	if at.IsZero() {
 		at = in.CreatedAt
 	}
-	return memoryItem{MemoryID: itemID(itemProfile, scope, in.ID), UpdatedAt: at.Unix(), Scope: scope,
-		Content: in.InsightText, Kind: kindUserProfile, docID: in.ID}, true
+	letter, kind := itemProfile, kindUserProfile
+	if in.Category == ProceduralCategory.Name {
+		letter, kind = itemProcedural, kindProcedural
+	}
+	return memoryItem{MemoryID: itemID(letter, scope, in.ID), UpdatedAt: at.Unix(), Scope: scope,
+		Content: in.InsightText, Kind: kind, docID: in.ID}, true
 }
 
 func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
@@ -65,14 +72,18 @@ func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
 // completed sessions' summaries (chat_summary).
 func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string) ([]memoryItem, error) {
 	userID := UserID(def.Name, scope)
+	cut := s.cutoff(def)
 	var out []memoryItem
-	if def.profileEnabled() {
+	if def.profileEnabled() || def.proceduralEnabled() {
 		ins, err := s.st.ListInsights(ctx, userID, store.InsightFilter{})
 		if err != nil {
 			return nil, err
 		}
 		for _, in := range ins {
-			if it, ok := insightItem(scope, in); ok {
+			if expired(provider.LastWritten(in), cut) {
+				continue
+			}
+			if it, ok := insightItem(scope, in); ok && def.kindEnabled(it.Kind) {
 				out = append(out, it)
 			}
 		}
@@ -83,6 +94,9 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 			return nil, err
 		}
 		for _, d := range ss {
+			if expired(provider.LastWritten(d), cut) {
+				continue
+			}
 			if it, ok := sessionItem(scope, d); ok {
 				out = append(out, it)
 			}
@@ -160,10 +174,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 	}
 	var it memoryItem
 	switch letter {
-	case itemProfile:
-		if !def.profileEnabled() {
-			return memoryItem{}, missing
-		}
+	case itemProfile, itemProcedural:
 		in, err := s.st.GetInsight(ctx, userID, docID)
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
@@ -172,6 +183,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = insightItem(scope, in)
+		ok = ok && it.MemoryID == id && def.kindEnabled(it.Kind) && !expired(provider.LastWritten(in), s.cutoff(def))
 	default:
 		if !def.summaryEnabled() {
 			return memoryItem{}, missing
@@ -184,6 +196,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = sessionItem(scope, d)
+		ok = ok && !expired(provider.LastWritten(d), s.cutoff(def))
 	}
 	if !ok {
 		return memoryItem{}, missing
@@ -298,13 +311,13 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 			return
 		}
 		for _, it := range all {
-			if it.Kind == kindUserProfile && len(found) < top {
+			if it.Kind != kindChatSummary && len(found) < top {
 				found = append(found, it)
 			}
 		}
 	} else {
 		var kinds []store.Kind
-		if def.profileEnabled() {
+		if def.profileEnabled() || def.proceduralEnabled() {
 			kinds = append(kinds, store.KindInsight)
 		}
 		if def.summaryEnabled() {
@@ -315,13 +328,36 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 			s.fail(w, r, "search memories", err)
 			return
 		}
+		// With a TTL or procedural memory, retrieval's results are read
+		// through the scope's items: kept only if not expired (the sweep
+		// may not have removed them yet), with an insight's kind from its
+		// category. Ask for more, as some may drop.
+		live, err := s.liveItems(ctx, def, req.Scope)
+		if err != nil {
+			s.fail(w, r, "search memories", err)
+			return
+		}
+		ask := top
+		if live != nil {
+			ask = min(2*top, maxSearchMemories)
+		}
 		if len(kinds) > 0 {
-			ms, err := p.Retriever().Search(ctx, userID, strings.Join(query, "\n"), retrieval.SearchOptions{TopK: top, Kinds: kinds})
+			ms, err := p.Retriever().Search(ctx, userID, strings.Join(query, "\n"), retrieval.SearchOptions{TopK: ask, Kinds: kinds})
 			if err != nil {
 				s.fail(w, r, "search memories", err)
 				return
 			}
 			for _, m := range ms {
+				if len(found) >= top {
+					break
+				}
+				if live != nil {
+					if it, ok := live[docKey(m.Kind, m.ID)]; ok {
+						it.Content = m.Text
+						found = append(found, it)
+					}
+					continue
+				}
 				letter := itemProfile
 				kind := kindUserProfile
 				if m.Kind == store.KindSessionSummary {

@@ -72,13 +72,15 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case kindProcedural:
-		writeError(w, badRequest("kind", "procedural memories are not supported by this server yet"))
-		return
+		if !def.proceduralEnabled() {
+			writeError(w, badRequest("kind", "procedural memories are disabled in memory store %q (procedural_memory_enabled)", name))
+			return
+		}
 	case "":
 		writeError(w, badRequest("kind", "required"))
 		return
 	default:
-		writeError(w, badRequest("kind", "%q: user_profile or chat_summary", req.Kind))
+		writeError(w, badRequest("kind", "%q: user_profile, chat_summary or procedural", req.Kind))
 		return
 	}
 	unlock := s.lockScope("accept", userID) // not during the scope's delete_scope
@@ -90,11 +92,14 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	vec := s.embedOne(ctx, req.Content)
 	var it memoryItem
-	if req.Kind == kindUserProfile {
+	if req.Kind != kindChatSummary {
 		one := 1.0
 		in := &store.Insight{ID: newID("ins-"), InsightType: store.InsightSession, InsightText: req.Content, InsightVector: vec,
 			Confidence: &one, Importance: "medium", ReflectionFlag: store.FlagInsight, CreatedAt: now, UpdatedAt: now,
 			EmbeddingModel: s.cfg.Embedder.Model()}
+		if req.Kind == kindProcedural {
+			in.Category = ProceduralCategory.Name
+		}
 		if vec == nil {
 			in.EmbeddingModel = ""
 		}
@@ -147,7 +152,7 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 	defer unlock()
 	vec := s.embedOne(ctx, req.Content)
 	now := s.cfg.Now()
-	if it.Kind == kindUserProfile {
+	if it.Kind != kindChatSummary {
 		in, err := s.st.GetInsight(ctx, userID, it.docID)
 		if err != nil {
 			s.fail(w, r, "update memory", err)

@@ -37,6 +37,11 @@ func (s *Service) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The tools read the store directly: expired memories go first.
+	if err := s.expireScope(ctx, def, scope); err != nil {
+		s.fail(w, r, "mcp", err)
+		return
+	}
 	srv, err := mcpserver.New(p, s.st, mcpserver.Config{UserID: userID})
 	if err != nil {
 		s.fail(w, r, "mcp", err)

@@ -59,8 +59,9 @@ func scopeUser(name, scope string) (string, error) {
 // Memory item ids carry their scope, since the item operations take none:
 // kind letter, '.', the scope and the document id in unpadded base64url.
 const (
-	itemProfile = "p" // an insight or the long-term profile (user_profile)
-	itemSummary = "s" // a session summary (chat_summary)
+	itemProfile    = "p" // an insight or the long-term profile (user_profile)
+	itemSummary    = "s" // a session summary (chat_summary)
+	itemProcedural = "r" // an insight of ProceduralCategory (procedural)
 )
 
 func itemID(letter, scope, docID string) string {
@@ -71,7 +72,7 @@ func itemID(letter, scope, docID string) string {
 // parseItemID reads an item id back; ok is false for anything malformed.
 func parseItemID(id string) (letter, scope, docID string, ok bool) {
 	parts := strings.Split(id, ".")
-	if len(parts) != 3 || (parts[0] != itemProfile && parts[0] != itemSummary) {
+	if len(parts) != 3 || (parts[0] != itemProfile && parts[0] != itemSummary && parts[0] != itemProcedural) {
 		return "", "", "", false
 	}
 	enc := base64.RawURLEncoding

@@ -19,9 +19,18 @@
 //     record is kept in the store, so an accepted update completes after a
 //     restart.
 //   - Memory items of kind user_profile are the scope's insights and its
-//     long-term profile; chat_summary items are its session summaries.
+//     long-term profile; chat_summary items are its session summaries;
+//     procedural items, in a store with procedural_memory_enabled, are its
+//     insights of ProceduralCategory (how the user wants things done),
+//     which reflection draws from the conversation like the others.
 //     search_memories is agentmemory's retrieval; delete_scope is
 //     provider.MemoryProvider.ForgetUser.
+//   - A store's default_ttl_seconds expires its scopes' memories: a
+//     session (with its turns and summary), an interaction or an insight
+//     last written longer ago than the TTL is never listed, got or found,
+//     and a sweep every Config.SweepInterval deletes it with
+//     provider.MemoryProvider.ForgetBefore (logged as
+//     provider.ReasonExpired).
 //
 // Service is an http.Handler; cmd/agentmemory-server runs it.
 package memoryservice
@@ -34,14 +43,24 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
+
+// ProceduralCategory is the insight category of procedural memory: a
+// memory store with procedural_memory_enabled offers it to reflection
+// beside reflection.DefaultCategories, and its insights are the memory
+// items of kind procedural.
+var ProceduralCategory = prompts.Category{Name: "procedural",
+	Description: "how the user wants things done: steps, order, routines and rules to follow"}
 
 // Defaults for zero Config fields.
 const (
@@ -70,6 +89,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SweepInterval is how often memories older than their store's
+	// default_ttl_seconds are removed (they are hidden from every read
+	// as soon as they expire); zero means DefaultSweepInterval.
+	SweepInterval time.Duration
 }
 
 // APIKey is a key the service accepts.
@@ -95,6 +118,8 @@ type Service struct {
 	scopeMu   map[string]*sync.Mutex              // serialises a scope's accepts and runs
 	closed    bool
 	ready     bool
+	stopSweep chan struct{} // closed by Close
+	sweepDone chan struct{} // closed when the sweep loop has returned
 	wg        sync.WaitGroup
 	runCtx    context.Context
 	cancelRun context.CancelFunc
@@ -125,6 +150,9 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = DefaultSweepInterval
+	}
 	for i, k := range cfg.Keys {
 		if k.Key == "" {
 			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] is empty", i)
@@ -138,7 +166,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*sync.Mutex{}, runCtx: runCtx, cancelRun: cancel}
+		scopeMu: map[string]*sync.Mutex{}, runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.routes()
 	if err := s.resume(ctx); err != nil {
 		cancel()
@@ -147,6 +175,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	s.mu.Lock()
 	s.ready = true
 	s.mu.Unlock()
+	go s.sweepLoop(cfg.SweepInterval)
 	return s, nil
 }
 
@@ -160,11 +189,18 @@ func (s *Service) Close(ctx context.Context) error {
 		return nil
 	}
 	s.closed, s.ready = true, false
+	close(s.stopSweep)
 	for _, p := range s.pending {
 		p.timer.Stop()
 	}
 	s.pending = map[string]*scheduled{}
 	s.mu.Unlock()
+	select { // a sweep under way finishes first, or is cut short
+	case <-s.sweepDone:
+	case <-ctx.Done():
+		s.cancelRun()
+		<-s.sweepDone
+	}
 
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -210,6 +246,9 @@ func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error
 	cfg := provider.Config{Chat: s.cfg.Chat, Mini: s.cfg.Mini, Embedder: s.cfg.Embedder, Logger: s.log, Now: s.cfg.Now}
 	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
 		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
+	}
+	if def.proceduralEnabled() {
+		cfg.ReflectionConfig.Categories = append(slices.Clone(reflection.DefaultCategories), ProceduralCategory)
 	}
 	p, err := provider.New(s.st, cfg)
 	if err != nil {

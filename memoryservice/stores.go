@@ -45,6 +45,25 @@ func (m *memoryStore) profileEnabled() bool {
 	return o == nil || o.UserProfileEnabled == nil || *o.UserProfileEnabled
 }
 
+// proceduralEnabled reports procedural_memory_enabled (off by default).
+func (m *memoryStore) proceduralEnabled() bool {
+	o := m.Definition.Options
+	return o != nil && o.ProceduralMemoryEnabled != nil && *o.ProceduralMemoryEnabled
+}
+
+// kindEnabled reports whether the store keeps memory items of kind.
+func (m *memoryStore) kindEnabled(kind string) bool {
+	switch kind {
+	case kindUserProfile:
+		return m.profileEnabled()
+	case kindChatSummary:
+		return m.summaryEnabled()
+	case kindProcedural:
+		return m.proceduralEnabled()
+	}
+	return false
+}
+
 func (m *memoryStore) summaryEnabled() bool {
 	o := m.Definition.Options
 	return o == nil || o.ChatSummaryEnabled == nil || *o.ChatSummaryEnabled
@@ -111,13 +130,8 @@ func checkDefinition(d *definition) error {
 		if err := checkText("definition.options.user_profile_details", o.UserProfileDetails, maxProfileDetail); err != nil {
 			return err
 		}
-		if o.DefaultTTLSeconds != nil && *o.DefaultTTLSeconds != 0 {
-			// Refused rather than ignored: memories would outlive what the
-			// caller asked for.
-			return badRequest("definition.options.default_ttl_seconds", "expiry of memories is not supported by this server yet; give 0 or leave it out")
-		}
-		if o.ProceduralMemoryEnabled != nil && *o.ProceduralMemoryEnabled {
-			return badRequest("definition.options.procedural_memory_enabled", "procedural memory is not supported by this server yet; give false")
+		if o.DefaultTTLSeconds != nil && (*o.DefaultTTLSeconds < 0 || *o.DefaultTTLSeconds > maxTTLSeconds) {
+			return badRequest("definition.options.default_ttl_seconds", "%d: from 0 (never expire) to %d seconds", *o.DefaultTTLSeconds, maxTTLSeconds)
 		}
 	}
 	return nil

@@ -24,7 +24,7 @@ import (
 
 func TestMain(m *testing.M) { cosmostest.Main(m) }
 
-// e2eInstallHint installs the official SDK the end-to-end test drives.
+// e2eInstallHint installs the official SDKs the end-to-end tests drive.
 const e2eInstallHint = "npm ci --prefix cmd/agentmemory-server/e2e"
 
 func inCI() bool {
@@ -35,7 +35,7 @@ func inCI() bool {
 // unavailable skips t, or fails it when CI is set.
 func unavailable(t *testing.T, why string) {
 	t.Helper()
-	msg := why + "; the official SDK end-to-end test skips (fails when CI is set); to run it, install Node.js 20+ and run " + e2eInstallHint
+	msg := why + "; the official SDK end-to-end tests skip (fail when CI is set); to run them, install Node.js 20+ and run " + e2eInstallHint
 	if inCI() {
 		t.Fatal(msg)
 	}
@@ -83,14 +83,48 @@ func TestOfficialSDK(t *testing.T) {
 }
 
 func officialSDK(t *testing.T, environment map[string]string) {
+	out, logs := runE2E(t, environment, "e2e.js", filepath.Join("@azure", "ai-projects"))
+	for _, op := range []string{"create", "get", "update", "list", "update_memories", "get_update_result", "search_memories",
+		"list_memories", "create_memory", "get_memory", "update_memory", "delete_memory", "delete_scope", "delete"} {
+		require.Contains(t, out, "ok "+op+"\n")
+	}
+	require.Contains(t, out, "E2E OK")
+	if environment["AZURE_COSMOS_ENDPOINT"] != "" {
+		require.Contains(t, logs, "memory=\"Azure Cosmos DB", "served on Cosmos DB")
+	} else {
+		require.Contains(t, logs, "memory=\"SQLite file")
+	}
+}
+
+// TestOfficialMCPSDK drives the server's /mcp/{store}/{scope} endpoint with
+// the official MCP TypeScript SDK client, npm @modelcontextprotocol/sdk
+// 1.32.2 (pinned in e2e/package-lock.json), over streamable HTTP with an API
+// key sent as a Bearer token: it lists the tools, records two turns, ends
+// the session, finds what was said with search_memory and
+// retrieve_user_facts, sees the same memory through the Memory Store API and
+// not from another scope, and is refused with a wrong key.
+func TestOfficialMCPSDK(t *testing.T) {
+	out, _ := runE2E(t, nil, "mcp.js", filepath.Join("@modelcontextprotocol", "sdk"))
+	for _, step := range []string{"connect", "list_tools", "record_turn", "end_session", "search_memory",
+		"retrieve_user_facts", "same_memory", "scope_isolated", "wrong_key_refused"} {
+		require.Contains(t, out, "ok "+step+"\n")
+	}
+	require.Contains(t, out, "MCP E2E OK")
+}
+
+// runE2E starts the server over HTTPS with an API key (on SQLite, or on what
+// environment configures) and runs the Node script of e2e/ against it; pkg
+// is the npm package under e2e/node_modules the script needs. It returns
+// the script's output and the server's log, and stops the server.
+func runE2E(t *testing.T, environment map[string]string, script, pkg string) (out, serverLog string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		unavailable(t, "Node.js not found")
 	}
 	dir, err := filepath.Abs("e2e")
 	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@azure", "ai-projects", "package.json")); err != nil {
-		unavailable(t, "the npm package @azure/ai-projects is not installed in cmd/agentmemory-server/e2e")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+		unavailable(t, "the npm package "+filepath.ToSlash(pkg)+" is not installed in cmd/agentmemory-server/e2e")
 	}
 	tmp := t.TempDir()
 	certFile, keyFile := selfSigned(t, tmp)
@@ -115,24 +149,15 @@ func officialSDK(t *testing.T, environment map[string]string) {
 	}
 	nctx, ncancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer ncancel()
-	cmd := exec.CommandContext(nctx, node, "e2e.js")
+	cmd := exec.CommandContext(nctx, node, script)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AGENTMEMORY_E2E_ENDPOINT=https://"+addr, "AGENTMEMORY_E2E_KEY=e2e-key", "NODE_EXTRA_CA_CERTS="+certFile)
-	out, err := cmd.CombinedOutput()
-	t.Logf("e2e.js:\n%s", out)
+	raw, err := cmd.CombinedOutput()
+	t.Logf("%s:\n%s", script, raw)
 	if err != nil {
-		t.Fatalf("e2e.js failed: %v\nserver log:\n%s", err, logs.String())
-	}
-	for _, op := range []string{"create", "get", "update", "list", "update_memories", "get_update_result", "search_memories",
-		"list_memories", "create_memory", "get_memory", "update_memory", "delete_memory", "delete_scope", "delete"} {
-		require.Contains(t, string(out), "ok "+op+"\n")
-	}
-	require.Contains(t, string(out), "E2E OK")
-	if environment["AZURE_COSMOS_ENDPOINT"] != "" {
-		require.Contains(t, logs.String(), "memory=\"Azure Cosmos DB", "served on Cosmos DB")
-	} else {
-		require.Contains(t, logs.String(), "memory=\"SQLite file")
+		t.Fatalf("%s failed: %v\nserver log:\n%s", script, err, logs.String())
 	}
 	cancel()
 	require.NoError(t, <-done)
+	return string(raw), logs.String()
 }

@@ -19,7 +19,9 @@ package offline
 //     its words match best: fixed keyword lists for the six default
 //     categories (demographics, financial_goals, risk_profile,
 //     current_situation, concern, preference; an age and a money amount
-//     count too) and, for any other category, the content words of its
+//     count too) and for procedural (how the user wants things done:
+//     "always", "step by step", "before", "make sure"…; it loses a tie to
+//     any default), and, for any other category, the content words of its
 //     name and description. A sentence matching none is skipped. The
 //     insight is the sentence in the third person when a simple rewrite is
 //     safe (one first-person subject at the start: "I'm 42" → "The user is
@@ -95,13 +97,17 @@ const (
 	catCurrentSituation = "current_situation"
 	catConcern          = "concern"
 	catPreference       = "preference"
+	// catProcedural is not a default category: it has keyword rules for
+	// when an application offers it (the memory service's procedural
+	// memory).
+	catProcedural = "procedural"
 )
 
 var profileOrder = []string{catDemographics, catFinancialGoals, catRiskProfile, catCurrentSituation, catConcern, catPreference}
 
 // tiePriority breaks a tie between default categories: the more specific
 // signal first ("worried about retiring" is a concern).
-var tiePriority = []string{catConcern, catFinancialGoals, catRiskProfile, catCurrentSituation, catPreference, catDemographics}
+var tiePriority = []string{catConcern, catFinancialGoals, catRiskProfile, catCurrentSituation, catPreference, catDemographics, catProcedural}
 
 // categoryKeywords are the keyword rules of the default categories, as
 // normalised words (lexis.Words: lower case, apostrophes dropped); a
@@ -133,6 +139,9 @@ var categoryKeywords = map[string][]string{
 		"via email", "email me", "emails", "by phone", "phone call*", "text me", "in person", "video call*",
 		"plain english", "plain language", "jargon", "simple terms", "detailed", "in detail", "short answers",
 		"mornings", "evenings", "weekends", "updates", "reports"},
+	catProcedural: {"always", "never", "step", "steps", "step by step", "procedure*", "process", "workflow*", "routine",
+		"checklist", "instruction*", "make sure", "run", "runs", "deploy*", "before", "after", "first", "then",
+		"template", "the way i", "how i want"},
 }
 
 var (

@@ -486,3 +486,37 @@ func TestReflectionLeavesSecretsOut(t *testing.T) {
 		t.Errorf("insights %q, want %q", texts, want)
 	}
 }
+
+// The procedural category, when offered, takes how the user wants things
+// done; the same talk without it offered keeps the defaults as they were.
+func TestSessionReflectionProceduralCategory(t *testing.T) {
+	c := newClient(t, Config{})
+	talk := []prompts.Turn{
+		user("I always want you to run the tests before you deploy. I prefer monthly updates by email."),
+		user("I need the steps listed one by one, with a checklist at the end. I'm worried about market drops."),
+	}
+	withProc := append(slices.Clone(testCategories), prompts.Category{Name: "procedural", Description: "how the user wants things done"})
+	res := reflectOn(t, c, withProc, talk...)
+	got := map[string][]string{}
+	for _, in := range res.Insights {
+		got[in.Category] = append(got[in.Category], in.Text)
+	}
+	if want := []string{`The user said: "I always want you to run the tests before you deploy."`, "The user needs the steps listed one by one, with a checklist at the end."}; !slices.Equal(got["procedural"], want) {
+		t.Errorf("procedural: %q, want %q", got["procedural"], want)
+	}
+	if want := []string{"The user prefers monthly updates by email."}; !slices.Equal(got["preference"], want) {
+		t.Errorf("preference: %q, want %q", got["preference"], want)
+	}
+	if want := []string{"The user is worried about market drops."}; !slices.Equal(got["concern"], want) {
+		t.Errorf("concern: %q, want %q", got["concern"], want)
+	}
+
+	// Not offered: no procedural insight, and the steps sentence matches
+	// no default category.
+	res = reflectOn(t, c, testCategories, talk...)
+	for _, in := range res.Insights {
+		if in.Category == "procedural" || strings.Contains(in.Text, "checklist") {
+			t.Errorf("without the category: %+v", in)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package memoryservice
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// DefaultSweepInterval is how often the service removes expired memories
+// when Config.SweepInterval is zero.
+const DefaultSweepInterval = time.Minute
+
+// maxTTLSeconds caps default_ttl_seconds (about 100 years).
+const maxTTLSeconds = 100 * 365 * 24 * 3600
+
+// ttl is the memory store's default_ttl_seconds; zero means memories never
+// expire.
+func (m *memoryStore) ttl() time.Duration {
+	o := m.Definition.Options
+	if o == nil || o.DefaultTTLSeconds == nil {
+		return 0
+	}
+	return time.Duration(*o.DefaultTTLSeconds) * time.Second
+}
+
+// cutoff is the time before which a memory of the store has expired; zero
+// when memories never expire.
+func (s *Service) cutoff(m *memoryStore) time.Time {
+	ttl := m.ttl()
+	if ttl <= 0 {
+		return time.Time{}
+	}
+	return s.cfg.Now().Add(-ttl)
+}
+
+// expired reports whether a memory last written at t has expired under
+// cutoff.
+func expired(t, cutoff time.Time) bool {
+	return !cutoff.IsZero() && t.Before(cutoff)
+}
+
+// sweepLoop removes expired memories every interval until the service
+// closes.
+func (s *Service) sweepLoop(interval time.Duration) {
+	defer close(s.sweepDone)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stopSweep:
+			return
+		case <-tick.C:
+			if err := s.sweep(s.runCtx); err != nil {
+				s.log.Warn("memoryservice: removing expired memories", "err", err)
+			}
+		}
+	}
+}
+
+// sweep forgets, in every scope of every memory store with a
+// default_ttl_seconds, the memories older than it
+// (provider.MemoryProvider.ForgetBefore, logged as expired).
+func (s *Service) sweep(ctx context.Context) error {
+	defs, err := s.listRecords(ctx, "store.", store.SessionFilter{})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range defs {
+		var m memoryStore
+		if _, err := s.getRecordFrom(d, &m); err != nil || m.ttl() <= 0 {
+			continue
+		}
+		scopes, err := s.listRecords(ctx, "scope."+m.Name+".", store.SessionFilter{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, sd := range scopes {
+			var sc scopeRecord
+			if _, err := s.getRecordFrom(sd, &sc); err != nil || sc.Store != m.Name {
+				continue
+			}
+			if err := s.expireScope(ctx, &m, sc.Scope); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// expireScope forgets a scope's memories older than its store's TTL, not
+// while an update of the scope runs.
+func (s *Service) expireScope(ctx context.Context, m *memoryStore, scope string) error {
+	cut := s.cutoff(m)
+	if cut.IsZero() {
+		return nil
+	}
+	userID := UserID(m.Name, scope)
+	p, err := s.providerFor(m)
+	if err != nil {
+		return err
+	}
+	unlock := s.lockScope("run", userID)
+	defer unlock()
+	rc, err := p.ForgetBefore(ctx, userID, cut)
+	if err != nil && !errors.Is(err, provider.ErrNotLogged) {
+		return err
+	}
+	if rc != nil && len(rc.Items) > 0 {
+		s.log.InfoContext(ctx, "memoryservice: expired memories removed", "store", m.Name, "scope_user", userID, "items", len(rc.Items))
+	}
+	return err
+}
+
+// liveItems returns a scope's memory items by docKey, for reading
+// retrieval's results: only the items not expired and of kinds the store
+// keeps (an insight's kind is its category). It is nil when every
+// insight and summary the store holds is an item of the kind its document
+// says (no TTL, no procedural memory, both other kinds on).
+func (s *Service) liveItems(ctx context.Context, def *memoryStore, scope string) (map[string]memoryItem, error) {
+	if def.ttl() <= 0 && !def.proceduralEnabled() && def.profileEnabled() && def.summaryEnabled() {
+		return nil, nil
+	}
+	items, err := s.scopeItems(ctx, def, scope)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[string]memoryItem, len(items))
+	for _, it := range items {
+		live[it.key()] = it
+	}
+	return live, nil
+}
+
+// docKey names a document of a scope across kinds.
+func docKey(kind store.Kind, id string) string { return string(kind) + "\x00" + id }
+
+// key is the docKey of the item's document.
+func (it memoryItem) key() string {
+	if it.Kind == kindChatSummary {
+		return docKey(store.KindSessionSummary, it.docID)
+	}
+	return docKey(store.KindInsight, it.docID)
+}

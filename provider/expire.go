@@ -1,0 +1,116 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// ReasonExpired is the deletion-log reason of ForgetBefore: memory removed
+// because it outlived its time to live, not because anyone asked.
+const ReasonExpired = "ttl_expired"
+
+// LastWritten dates a memory document for expiry: a session's last update
+// (its end, or its start when it has neither), an insight's last update
+// (or its creation), an interaction's timestamp. It is zero for other
+// documents.
+func LastWritten(doc any) time.Time {
+	switch d := doc.(type) {
+	case *store.SessionSummary:
+		return firstSet(d.UpdatedAt, d.EndTime, d.StartTime)
+	case *store.Insight:
+		return firstSet(d.UpdatedAt, d.CreatedAt)
+	case *store.Interaction:
+		return d.Timestamp
+	}
+	return time.Time{}
+}
+
+func firstSet(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// ForgetBefore forgets the user's memory last written before cutoff (see
+// LastWritten): each such session with its turns and summary, each such
+// interaction and insight, and whatever forgetting those follows (as
+// ForgetSession, ForgetInteraction and ForgetInsight do) — in one call
+// logged with ReasonExpired. A session still being written is kept until
+// its last write is older than cutoff, and its turns with it. The long-term
+// profile is synthesised anew when it carried an expired insight; when it
+// is itself older than cutoff afterwards, it is deleted by a second logged
+// call. With nothing older than cutoff it changes and logs nothing, and
+// returns an empty receipt.
+func (p *MemoryProvider) ForgetBefore(ctx context.Context, userID string, cutoff time.Time) (*Receipt, error) {
+	if err := agent.ValidateUserID(userID); err != nil {
+		return nil, fmt.Errorf("provider: forget expired: %w", err)
+	}
+	if cutoff.IsZero() {
+		return nil, errors.New("provider: forget expired: zero cutoff")
+	}
+	e := p.newEraser(userID, ReasonExpired)
+	old := func(t time.Time) bool { return !t.IsZero() && t.Before(cutoff) }
+	sessions, err := p.st.ListSessions(ctx, userID, store.SessionFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("provider: forget expired: list sessions: %w", err)
+	}
+	for _, s := range sessions {
+		if old(LastWritten(s)) {
+			e.sessions[s.ID] = true
+		}
+	}
+	inters, err := p.st.ListInteractions(ctx, userID, store.InteractionFilter{Until: cutoff})
+	if err != nil {
+		return nil, fmt.Errorf("provider: forget expired: list interactions: %w", err)
+	}
+	for _, in := range inters {
+		if old(LastWritten(in)) {
+			e.interactions[in.ID] = true
+		}
+	}
+	profileID := store.LongTermID(userID)
+	insights, err := p.st.ListInsights(ctx, userID, store.InsightFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("provider: forget expired: list insights: %w", err)
+	}
+	for _, in := range insights {
+		// The profile alone is deleted apart: forgetting it takes no
+		// other document with it.
+		if in.ID != profileID && old(LastWritten(in)) {
+			e.insights[in.ID] = true
+		}
+	}
+	rc := e.rc
+	if len(e.sessions)+len(e.interactions)+len(e.insights) > 0 {
+		if rc, err = e.run(ctx); err != nil {
+			return rc, err
+		}
+	}
+	prof, err := p.st.GetInsight(ctx, userID, profileID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return rc, nil
+	case err != nil:
+		return rc, fmt.Errorf("provider: forget expired: read the profile: %w", err)
+	case !old(LastWritten(prof)):
+		return rc, nil
+	}
+	pe := p.newEraser(userID, ReasonExpired)
+	pe.insights[profileID] = true
+	prc, err := pe.run(ctx)
+	if prc != nil {
+		rc.Items = append(rc.Items, prc.Items...)
+		if rc.LogSeq == 0 {
+			rc.LogSeq, rc.LogHash = prc.LogSeq, prc.LogHash
+		}
+	}
+	return rc, err
+}

@@ -1,0 +1,103 @@
+package provider_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/erasure"
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// ForgetBefore removes, with the reason ttl_expired in the deletion log,
+// the session last written before the cutoff with all drawn from it, keeps
+// the later one and another user's, and does nothing when nothing is old.
+func TestForgetBeforeRemovesWhatIsOlderThanTheCutoff(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Now = clk.Now; c.ProfileEvery = 1 })
+	talk := func(user, text string) string {
+		sess, err := s.a.NewUserSession(user)
+		require.NoError(t, err)
+		require.NoError(t, s.mem.Record(ctx, sess, agent.UserText(text)))
+		_, err = s.mem.EndSession(ctx, sess)
+		require.NoError(t, err)
+		require.NoError(t, s.mem.Flush(ctx))
+		return sess.ID()
+	}
+	oldID := talk("u1", "I'm nervous about market volatility; I lost money in 2022.")
+	talk("u2", "I'm nervous about market volatility too.")
+	clk.Add(48 * time.Hour)
+	newID := talk("u1", "I want to retire at 60 and I can save $500 a month.")
+
+	rc, err := s.mem.ForgetBefore(ctx, "u1", clk.Now().Add(-24*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, provider.ReasonExpired, rc.Reason)
+	assert.Equal(t, []string{oldID}, rc.IDs(store.KindSessionSummary, erasure.Deleted))
+	assert.Positive(t, rc.Count(store.KindTurn, erasure.Deleted))
+	assert.NotEmpty(t, rc.IDs(store.KindInteraction, erasure.Deleted))
+
+	_, err = s.st.GetSession(ctx, "u1", oldID)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.st.GetSession(ctx, "u1", newID)
+	assert.NoError(t, err, "the later session stays")
+	hits, err := s.st.SearchInsights(ctx, "u1", store.SearchRequest{Text: "market volatility", TopK: 10})
+	require.NoError(t, err)
+	for _, h := range hits {
+		assert.NotContains(t, h.Doc.InsightText, "volatility", "the old session's insight went with it")
+	}
+	other, err := s.st.SearchInsights(ctx, "u2", store.SearchRequest{Text: "market volatility", TopK: 10})
+	require.NoError(t, err)
+	assert.NotEmpty(t, other, "another user's memory stays")
+
+	recs, err := s.st.ListDeletions(ctx, 0, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	last := recs[len(recs)-1]
+	assert.Equal(t, provider.ReasonExpired, last.Reason)
+	assert.Equal(t, "u1", last.UserID)
+
+	// Nothing older than the cutoff: nothing changes, nothing is logged.
+	rc, err = s.mem.ForgetBefore(ctx, "u1", clk.Now().Add(-24*time.Hour))
+	require.NoError(t, err)
+	assert.Empty(t, rc.Items)
+	again, err := s.st.ListDeletions(ctx, 0, 0)
+	require.NoError(t, err)
+	assert.Len(t, again, len(recs))
+
+	// Everything expires, the profile included.
+	clk.Add(48 * time.Hour)
+	_, err = s.mem.ForgetBefore(ctx, "u1", clk.Now().Add(-24*time.Hour))
+	require.NoError(t, err)
+	left, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	assert.Empty(t, left)
+	ss, err := s.st.ListSessions(ctx, "u1", store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, ss)
+
+	_, err = s.mem.ForgetBefore(ctx, "bad/user", clk.Now())
+	assert.Error(t, err)
+	_, err = s.mem.ForgetBefore(ctx, "u1", time.Time{})
+	assert.Error(t, err)
+}
