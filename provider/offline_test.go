@@ -254,7 +254,9 @@ func TestPerRunAndIdleModes(t *testing.T) {
 
 	idle := openOffline(t, filepath.Join(t.TempDir(), "b.db"), func(c *provider.Config) {
 		c.Mode = provider.ModeIdle
-		c.IdleTimeout = 20 * time.Millisecond
+		// Long enough that no run here idles out halfway, even under -race
+		// on a loaded machine; short enough to wait for.
+		c.IdleTimeout = 500 * time.Millisecond
 	})
 	sess, err = idle.a.NewUserSession("u1")
 	require.NoError(t, err)
