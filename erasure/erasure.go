@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
@@ -98,6 +99,9 @@ type Config struct {
 type Log struct {
 	st  store.DeletionLog
 	cfg Config
+
+	mu   sync.Mutex
+	kept []byte // the log's key once read from its first record (it never changes)
 }
 
 // New returns the log kept in st.
@@ -161,6 +165,11 @@ func (l *Log) Append(ctx context.Context, userID, reason string, items []Item, c
 		rec.Hash = recordHash(rec)
 		err = l.st.AppendDeletion(ctx, rec)
 		if err == nil {
+			if rec.Seq == 1 {
+				l.mu.Lock()
+				l.kept = key
+				l.mu.Unlock()
+			}
 			return rec, nil
 		}
 		if !errors.Is(err, store.ErrConflict) || attempt+1 >= l.cfg.MaxAttempts {
@@ -271,6 +280,11 @@ func (l *Log) newKey() (key []byte, kept string, err error) {
 
 // key returns the log's key, read from its first record.
 func (l *Log) key(ctx context.Context) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.kept != nil {
+		return l.kept, nil
+	}
 	first, err := l.st.ListDeletions(ctx, 0, 1)
 	if err != nil {
 		return nil, fmt.Errorf("erasure: read the log's first record: %w", err)
@@ -278,7 +292,11 @@ func (l *Log) key(ctx context.Context) ([]byte, error) {
 	if len(first) == 0 {
 		return nil, fmt.Errorf("erasure: %w: the log is empty", store.ErrNotFound)
 	}
-	return l.checkKey(first[0].Key)
+	key, err := l.checkKey(first[0].Key)
+	if err == nil {
+		l.kept = key
+	}
+	return key, err
 }
 
 // checkKey returns the key a first record's Key field stands for.
