@@ -41,6 +41,16 @@ type figures struct {
 }
 
 // report is what the command prints and writes with -json.
+// miss is a question whose evidence the -k documents do not hold in full.
+type miss struct {
+	Conversation string   `json:"conversation"`
+	Category     int      `json:"category"`
+	Question     string   `json:"question"`
+	Evidence     []string `json:"evidence"`
+	// Found are the TurnIDs of the -k documents, best document first.
+	Found []string `json:"found"`
+}
+
 type report struct {
 	Model string `json:"model"`
 	Turns int    `json:"turns"`
@@ -64,6 +74,9 @@ type report struct {
 	ContextTokensMean float64 `json:"context_tokens_mean"`
 	// DocumentsMean is the mean number of documents returned at -k.
 	DocumentsMean float64 `json:"documents_mean"`
+	// Misses are the questions whose evidence the -k documents do not
+	// hold in full, in the order asked: what ranking work reads.
+	Misses []miss `json:"misses"`
 
 	all *figures
 }
@@ -144,6 +157,13 @@ func evaluate(ctx context.Context, m *memory, convs []*conversation, k int) (*re
 					docs += len(mems)
 				}
 				all, any := covers(mems, q.Evidence)
+				if d == k && !all {
+					m := miss{Conversation: c.name, Category: q.Category, Question: q.Question, Evidence: q.Evidence, Found: []string{}}
+					for _, mm := range mems {
+						m.Found = append(m.Found, mm.TurnIDs...)
+					}
+					rep.Misses = append(rep.Misses, m)
+				}
 				rep.all.add(d, all, any)
 				cat.add(d, all, any)
 			}

@@ -59,7 +59,8 @@
 // no gain.
 //
 // The output is a Markdown table on stdout; -json FILE also writes the
-// figures as a JSON object (see report).
+// figures as a JSON object (see report), with the questions missed at -k
+// and the turns found instead.
 //
 // # Answer quality (-answer)
 //
