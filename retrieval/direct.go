@@ -2,9 +2,11 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/store"
@@ -94,7 +96,7 @@ func (r *Retriever) Search(ctx context.Context, userID, query string, opts Searc
 
 	var lists [][]Memory
 	if want[store.KindInteraction] {
-		ms, err := r.searchInteractions(ctx, userID, query, req)
+		ms, err := r.searchInteractions(ctx, userID, query, req, topK)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +203,7 @@ func gate[T any](hits []store.Hit[T]) []store.Hit[T] {
 // searchInteractions returns the user's interactions for query, ranked by
 // rankScore: the text leg's candidates and, with a query vector, the
 // vector leg's, each req.TopK deep.
-func (r *Retriever) searchInteractions(ctx context.Context, userID, query string, req store.SearchRequest) ([]Memory, error) {
+func (r *Retriever) searchInteractions(ctx context.Context, userID, query string, req store.SearchRequest, topK int) ([]Memory, error) {
 	textReq := req
 	textReq.Vector = nil
 	hits, err := r.st.SearchInteractions(ctx, userID, textReq)
@@ -252,12 +254,57 @@ func (r *Retriever) searchInteractions(ctx context.Context, userID, query string
 		c.relevance = rv.of(c.similarity)
 	}
 	rankScore(query, cands)
+	cands = r.followOns(ctx, userID, cands, byID, topK)
 	ms := make([]Memory, len(cands))
 	for i, c := range cands {
 		d := c.doc
 		ms[i] = Memory{Kind: store.KindInteraction, ID: d.ID, SessionID: d.SessionID, Time: d.Timestamp, Text: d.Content, Summary: d.Summary, TurnIDs: d.TurnIDs, Score: c.score}
 	}
 	return ms, nil
+}
+
+// followOns adds to cands, ranked, the chunk that continues each of the
+// first topK in its session, at rankFollowWeight times its score, unless
+// it is a candidate already (byID), and sorts them again. The chunks are
+// read by id (store.ChunkID of the turn after the candidate's last), so a
+// session's last chunk, and interactions stored under another id scheme
+// by earlier versions, have none. A read that fails is logged and the
+// ranking kept without that chunk: the follow-ons only add.
+func (r *Retriever) followOns(ctx context.Context, userID string, cands []*rankCandidate, byID map[string]*rankCandidate, topK int) []*rankCandidate {
+	lead := cands[:min(len(cands), topK)]
+	next := make([]*store.Interaction, len(lead))
+	var wg sync.WaitGroup
+	for i, c := range lead {
+		id := store.ChunkID(c.doc.SessionID, c.doc.LastTurn+1)
+		if byID[id] != nil || c.doc.LastTurn <= 0 {
+			continue
+		}
+		wg.Go(func() {
+			d, err := r.st.GetInteraction(ctx, userID, id)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				r.cfg.Logger.WarnContext(ctx, "retrieval: read the chunk after a result", "user_id", userID, "session_id", c.doc.SessionID, "err", err)
+			case d.SessionID == c.doc.SessionID && d.FirstTurn == c.doc.LastTurn+1:
+				next[i] = d
+			}
+		})
+	}
+	wg.Wait()
+	added := false
+	for i, d := range next {
+		if d == nil || byID[d.ID] != nil {
+			continue
+		}
+		f := &rankCandidate{doc: d, score: rankFollowWeight * lead[i].score}
+		byID[d.ID] = f
+		cands = append(cands, f)
+		added = true
+	}
+	if added {
+		rankSort(cands)
+	}
+	return cands
 }
 
 // similarity is the query's best cosine with an interaction's vectors,
