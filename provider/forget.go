@@ -440,7 +440,9 @@ func (p *MemoryProvider) reloadInit(ctx context.Context, userID string) {
 // session with its turns, interaction, insight (superseded ones
 // included), the profile and the user state. It drops the user's live
 // sessions held by this provider, waits for the background work queued so
-// far (which may belong to the user) and then deletes. The receipt counts
+// far (which may belong to the user) and then deletes under the user's
+// lease, so that a reflection of the user running in another process on
+// the same store finishes first and writes nothing after. The receipt counts
 // what went by kind; the deletion-log record it appends names the user
 // only by the keyed hash, and the clear names of the user's earlier
 // records are blanked. A run for the user still in flight may store its
@@ -466,10 +468,17 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receip
 		return nil, fmt.Errorf("provider: forget user: waiting for background work: %w", err)
 	}
 	e := p.newEraser(userID, ReasonForgetUser)
-	if err := e.countAll(ctx); err != nil {
-		return nil, fmt.Errorf("provider: forget user: %w", err)
-	}
-	if err := p.st.DeleteUser(ctx, userID); err != nil {
+	// Under the user's lease, so that a reflection of the user running in
+	// another process finishes before the delete and cannot write after
+	// it. The lease lives in the user's state, which DeleteUser removes;
+	// its release then finds nothing to clear.
+	_, err := p.rf.Forget(ctx, userID, func(ctx context.Context) (bool, error) {
+		if err := e.countAll(ctx); err != nil {
+			return false, err
+		}
+		return false, p.st.DeleteUser(ctx, userID)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("provider: forget user: %w", err)
 	}
 	if p.dlog == nil {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -444,4 +445,75 @@ func TestForgetWithTheModelDownLeavesNoProfileBehind(t *testing.T) {
 	require.Len(t, all, 1, "the other insight stays, to be folded into a profile when the model is back")
 	assert.Equal(t, ins[1].ID, all[0].ID)
 	assert.False(t, all[0].Processed)
+}
+
+// ForgetUser waits for a reflection of the user running in another
+// process (another provider on the same store, with a lease of its own)
+// instead of deleting under it: what the reflection writes is deleted too,
+// and nothing of the user is left once both are done.
+func TestForgetUserWaitsForAReflectionInAnotherProcess(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, func(c *provider.Config) { c.ProfileEvery = 1; c.ReconcileEvery = -1 })
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		sys := r.SystemText()
+		switch {
+		case strings.HasPrefix(sys, "agentmemory:prompt=session_reflection"):
+			once.Do(func() { close(started) })
+			<-release
+			return fakeopenai.JSON(map[string]any{"reflection_flag": "insight", "insights": []map[string]any{
+				{"category": "preference", "insight_text": "The client's code word is codeword-lynx.", "confidence": 0.9, "importance": "high"},
+			}})
+		case strings.HasPrefix(sys, "agentmemory:prompt=profile_synthesis"):
+			return fakeopenai.Text("The client's code word is codeword-lynx.")
+		}
+		return f.model.answer(r)
+	})
+	other, err := provider.New(f.st, f.cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close(context.Background()) })
+
+	sess, err := f.agent.NewUserSession("u1")
+	require.NoError(t, err)
+	_, err = f.agent.Run(ctx, sess, agent.UserText("My code word is codeword-lynx."))
+	require.NoError(t, err)
+	_, err = f.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no reflection started")
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := other.ForgetUser(ctx, "u1")
+		done <- err
+	}()
+	// Give a ForgetUser that does not wait the time to finish before the
+	// reflection writes; one that waits returns only after it.
+	var forgetErr error
+	returned := false
+	select {
+	case forgetErr = <-done:
+		returned = true
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if !returned {
+		forgetErr = <-done
+	}
+	require.NoError(t, forgetErr)
+	require.NoError(t, f.mem.Flush(ctx))
+
+	ins, err := f.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	assert.Empty(t, ins, "insights written by the reflection after the user was forgotten")
+	sessions, err := f.st.ListSessions(ctx, "u1", store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, sessions)
+	ints, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, ints)
 }
