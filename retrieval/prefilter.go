@@ -10,15 +10,16 @@ import (
 // message with one of them always searches memory.
 var personalRE = regexp.MustCompile(`(?i)\b(i|me|my|mine|myself|i'm|i've|i'll|i'd|we|us|our|ours|remember|recall|last time|previously|earlier|before)\b`)
 
-// socialRE matches messages that are only a greeting, thanks, goodbye or
+// socialRE matches a clause that is only a greeting, thanks, goodbye or
 // acknowledgement.
-var socialRE = regexp.MustCompile(`(?i)^(hi|hello|hey|howdy|good (morning|afternoon|evening)|thanks|thank you|thx|ty|cheers|bye|goodbye|see you|see ya|ok|okay|k|sure|yes|yep|yeah|no|nope|great|cool|nice|got it|sounds good|perfect|awesome)( there| so much| again| a lot)?$`)
+var socialRE = regexp.MustCompile(`(?i)^(hi|hello|hey|howdy|good (morning|afternoon|evening)|thanks|thank you|thx|ty|cheers|bye|goodbye|see you|see ya|ok|okay|k|sure|yes|yep|yeah|no|nope|great|cool|nice|got it|sounds good|perfect|awesome|(that|this) (helps|helped|is helpful|was helpful|makes sense)|that's (helpful|great|perfect|clear)|makes sense|good to know|appreciate it|much appreciated|understood|noted|will do|all good)( there| so much| again| a lot| very much)?$`)
 
 // NeedsMemory is the pre-filter: it reports whether a user message should
-// search memory. Greetings, thanks and acknowledgements do not, nor does a
-// message without letters or digits; a message that refers to the user
-// (I, my, we, remember…) always does; anything else does too, because
-// missing context costs more than a search.
+// search memory. A message whose every clause is a greeting, thanks or
+// acknowledgement ("Thanks, that helps a lot.") does not, nor does one
+// without letters or digits; a message that refers to the user (I, my,
+// we, remember…) always does; anything else does too, because missing
+// context costs more than a search.
 func NeedsMemory(text string) bool {
 	text = strings.TrimSpace(text)
 	if !strings.ContainsFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
@@ -27,10 +28,18 @@ func NeedsMemory(text string) bool {
 	if personalRE.MatchString(text) {
 		return true
 	}
-	bare := strings.TrimFunc(strings.Join(strings.Fields(strings.ToLower(text)), " "), func(r rune) bool {
-		return unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.IsSpace(r)
+	clauses := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return r == ',' || r == '.' || r == '!' || r == '?' || r == ';' || r == ':' || r == '\n'
 	})
-	return !socialRE.MatchString(bare)
+	for _, c := range clauses {
+		bare := strings.TrimFunc(strings.Join(strings.Fields(c), " "), func(r rune) bool {
+			return unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.IsSpace(r)
+		})
+		if bare != "" && !socialRE.MatchString(bare) {
+			return true
+		}
+	}
+	return false
 }
 
 // vagueRE finds follow-ups that lean on the conversation for their subject.

@@ -8,10 +8,12 @@ import (
 )
 
 func TestNeedsMemory(t *testing.T) {
-	skip := []string{"hi", "Hello!", "hey there", "thanks", "Thank you so much!", "ok", "Okay.", "bye", "got it", "👍", "...", "   "}
+	skip := []string{"hi", "Hello!", "hey there", "thanks", "Thank you so much!", "ok", "Okay.", "bye", "got it", "👍", "...", "   ",
+		"Thanks, that helps a lot.", "Great, thanks!", "OK, got it. Bye!", "That makes sense, thank you.", "Good to know!", "Much appreciated."}
 	search := []string{
 		"Hi, what's my budget?", "What did I say about my 401k?", "remember the plan?", "Thanks, and how much did we set aside?",
-		"What is a Roth IRA?", "ok so what about bonds", "Do you recall the date?",
+		"What is a Roth IRA?", "ok so what about bonds", "Do you recall the date?", "Thanks, that helps. What about bonds?",
+		"Great, thanks! Should the emergency fund sit in a money market?", "Thanks, that helps a lot with the mortgage plan",
 	}
 	for _, s := range skip {
 		if NeedsMemory(s) {
