@@ -12,6 +12,20 @@ import (
 // ErrInvalidUserID reports an empty or malformed user id.
 var ErrInvalidUserID = errors.New("agent: invalid user id")
 
+// ErrInvalidSessionID reports a malformed session id.
+var ErrInvalidSessionID = errors.New("agent: invalid session id")
+
+// ValidateSessionID checks that id is usable as a session id, which the
+// stores put in their keys: the rule of ValidateUserID (not blank, at most
+// 255 bytes of valid UTF-8, without control characters, '/', '\\', '?' or
+// '#'). Its error wraps ErrInvalidSessionID.
+func ValidateSessionID(id string) error {
+	if err := ident.Check(id); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidSessionID, err)
+	}
+	return nil
+}
+
 // ValidateUserID checks that id is usable as a user id (and so as a Cosmos
 // DB partition key): not blank, at most 255 bytes of valid UTF-8, without
 // control characters, '/', '\\', '?' or '#', and not the one id the stores
@@ -40,8 +54,9 @@ type Session struct {
 }
 
 // NewSession returns an empty session with the given id and user id. An
-// empty id gets a random one; the user id may be empty for agents without
-// per-user context, and is otherwise validated with ValidateUserID.
+// empty id gets a random one, any other is validated with
+// ValidateSessionID; the user id may be empty for agents without per-user
+// context, and is otherwise validated with ValidateUserID.
 func NewSession(id, userID string) (*Session, error) {
 	if userID != "" {
 		if err := ValidateUserID(userID); err != nil {
@@ -50,6 +65,8 @@ func NewSession(id, userID string) (*Session, error) {
 	}
 	if id == "" {
 		id = NewID()
+	} else if err := ValidateSessionID(id); err != nil {
+		return nil, err
 	}
 	return &Session{id: id, userID: userID}, nil
 }
@@ -152,6 +169,9 @@ func (s *Session) UnmarshalJSON(b []byte) error {
 	}
 	if j.ID == "" {
 		return errors.New("agent: decode session: missing id")
+	}
+	if err := ValidateSessionID(j.ID); err != nil {
+		return fmt.Errorf("agent: decode session: %w", err)
 	}
 	if j.UserID != "" {
 		if err := ValidateUserID(j.UserID); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,6 +29,24 @@ func TestNewUserSessionRejectsEmptyUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "u1", s.UserID())
 	assert.Len(t, s.ID(), 32)
+}
+
+// A session id goes into the store's keys: one the stores cannot hold is
+// refused where it is made, not later by a memory write that fails
+// quietly.
+func TestNewSessionRejectsABadSessionID(t *testing.T) {
+	for _, bad := range []string{"   ", "a/b", `a\b`, "a?b", "a#b", "a\tb", strings.Repeat("x", 256), "\xff"} {
+		_, err := NewSession(bad, "u1")
+		assert.ErrorIs(t, err, ErrInvalidSessionID, "%q", bad)
+		if utf8.ValidString(bad) { // JSON cannot carry invalid UTF-8
+			id, _ := json.Marshal(bad)
+			var s Session
+			assert.ErrorIs(t, json.Unmarshal([]byte(`{"id":`+string(id)+`,"user_id":"u1"}`), &s), ErrInvalidSessionID, "decoded %q", bad)
+		}
+	}
+	s, err := NewSession("chat:2026-11-23 1", "u1")
+	require.NoError(t, err)
+	assert.Equal(t, "chat:2026-11-23 1", s.ID())
 }
 
 func TestSessionJSONRoundTrip(t *testing.T) {

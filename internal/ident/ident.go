@@ -11,7 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLen is the longest id accepted, in bytes (Cosmos DB allows 255).
+// MaxLen is the longest id accepted, in bytes: a limit of agentmemory's own,
+// which leaves room for the prefixes and suffixes the stores add within
+// Cosmos DB's 1,023 bytes for an id.
 const MaxLen = 255
 
 // ReservedUserID is the one id that is valid as an id but never as a user
