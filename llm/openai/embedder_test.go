@@ -206,3 +206,28 @@ func TestNewEmbedderBadConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestEmbedCountedSumsTheBatchesUsage(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.QueueEmbeddings(
+		fakeopenai.Embeddings([]float32{1, 0}, []float32{0, 1}).WithUsage(7, 0),
+		fakeopenai.Embeddings([]float32{1, 1}).WithUsage(4, 0),
+	)
+	cfg := compatible(srv)
+	cfg.EmbeddingDimensions = 2
+	cfg.EmbeddingBatchSize = 2
+	emb := newEmbedder(t, cfg)
+
+	vs, tokens, err := emb.EmbedCounted(context.Background(), []string{"a", "b", "c"})
+	require.NoError(t, err)
+	assert.Len(t, vs, 3)
+	assert.Equal(t, 11, tokens, "both batches' prompt_tokens")
+	assert.Len(t, srv.EmbeddingRequests(), 2)
+
+	// A failing second batch still reports what the first one spent.
+	srv.QueueEmbeddings(fakeopenai.Embeddings([]float32{1, 0}, []float32{0, 1}).WithUsage(5, 0),
+		fakeopenai.Error(http.StatusBadRequest, "no"))
+	_, tokens, err = emb.EmbedCounted(context.Background(), []string{"a", "b", "c"})
+	require.Error(t, err)
+	assert.Equal(t, 5, tokens)
+}
