@@ -10,6 +10,7 @@ import (
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/usage"
 )
 
 // Memory item kinds.
@@ -268,7 +269,8 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 		writeError(w, err)
 		return
 	}
-	ctx := r.Context()
+	meter := &usage.Meter{}
+	ctx := usage.WithMeter(r.Context(), meter)
 	def, _, err := s.loadStore(ctx, name)
 	if err != nil {
 		s.fail(w, r, "search memories", err)
@@ -372,7 +374,7 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 	for _, it := range found {
 		out = append(out, map[string]any{"memory_item": it})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"search_id": newID("memsearch_"), "memories": out, "usage": zeroUsage()})
+	writeJSON(w, http.StatusOK, map[string]any{"search_id": newID("memsearch_"), "memories": out, "usage": usageOf(meter)})
 }
 
 func (s *Service) deleteScope(w http.ResponseWriter, r *http.Request, name string) {

@@ -53,6 +53,7 @@ import (
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/usage"
 )
 
 // ProceduralCategory is the insight category of procedural memory: a
@@ -243,7 +244,9 @@ func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error
 	if p, ok := s.providers[def.Name]; ok {
 		return p, nil
 	}
-	cfg := provider.Config{Chat: s.cfg.Chat, Mini: s.cfg.Mini, Embedder: s.cfg.Embedder, Logger: s.log, Now: s.cfg.Now}
+	// The clients count each call into the usage.Meter of its context:
+	// the update or search it was made for.
+	cfg := provider.Config{Chat: usage.Chat(s.cfg.Chat), Mini: usage.Chat(s.cfg.Mini), Embedder: usage.Embedder(s.cfg.Embedder), Logger: s.log, Now: s.cfg.Now}
 	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
 		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
 	}

@@ -47,18 +47,22 @@ func start(t testing.TB, path string, cfg Config) *server {
 // opener opens the store a test server runs on, for vectors of dims.
 type opener func(t testing.TB, dims int) store.Store
 
-// startOn serves the store open returns, with the offline models.
+// startOn serves the store open returns, with the offline models unless
+// cfg names others.
 func startOn(t testing.TB, open opener, cfg Config) *server {
 	t.Helper()
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
 	chat, err := offline.New(offline.Config{})
 	require.NoError(t, err)
-	st := open(t, emb.Dimensions())
 	if cfg.Chat == nil {
 		cfg.Chat, cfg.Mini = chat, chat
 	}
-	cfg.Embedder, cfg.Logger = emb, quiet()
+	if cfg.Embedder == nil {
+		cfg.Embedder = emb
+	}
+	st := open(t, cfg.Embedder.Dimensions())
+	cfg.Logger = quiet()
 	svc, err := New(context.Background(), st, cfg)
 	require.NoError(t, err)
 	s := &server{t: t, svc: svc, st: st, srv: httptest.NewServer(svc)}

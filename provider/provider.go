@@ -398,7 +398,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	}
 	p.live.put(key, ls)
 	if ks.NeedsPrune() {
-		p.schedulePrune(ks)
+		p.schedulePrune(ctx, ks)
 	}
 	return ls, nil
 }
@@ -450,6 +450,7 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	// Sessions of the user that ended while the model was failing get
 	// their summary now, if the model is back (this one included).
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "summaries\x00" + userID,
 		what: "session summaries for user " + userID,
 		run: func(ctx context.Context) error {
@@ -461,7 +462,7 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 		},
 	})
 	if p.cfg.Reflection == ReflectOnEnd {
-		p.scheduleReflect(userID)
+		p.scheduleReflect(ctx, userID)
 	}
 	return res, nil
 }
@@ -511,9 +512,10 @@ func (p *MemoryProvider) Close(ctx context.Context) error {
 	return p.q.close(ctx)
 }
 
-func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
+func (p *MemoryProvider) schedulePrune(ctx context.Context, ks *keeper.Session) {
 	attempt := 0
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "prune\x00" + ks.UserID() + "\x00" + ks.ID(),
 		what: "prune session " + ks.ID(),
 		run: func(ctx context.Context) error {
@@ -540,8 +542,9 @@ func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
 	})
 }
 
-func (p *MemoryProvider) scheduleEnd(userID, id string) {
+func (p *MemoryProvider) scheduleEnd(ctx context.Context, userID, id string) {
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "end\x00" + userID + "\x00" + id,
 		what: "end session " + id,
 		run: func(ctx context.Context) error {
