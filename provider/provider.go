@@ -11,7 +11,9 @@
 // pre-filter, or both (Config.Retrieval). After each run (Invoked) it stores the turn
 // durably and returns; model work (interaction metadata, summaries) runs on
 // a bounded background queue with retries, which Flush waits for and Close
-// drains.
+// drains. A background job runs with the values (not the cancellation) of
+// the context of the call that queued it, so a usage.Meter or a trace in
+// it follows the work.
 //
 // A failing store or model never fails a run: the provider logs the error
 // (log/slog) and the run goes on without that memory.
