@@ -146,3 +146,36 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string, out [][]float
 	}
 	return tokens, nil
 }
+
+// MeasureDimensions asks the server for the embedding of one short text
+// with cfg.EmbeddingModel and returns the vector's length: the model's
+// native length, for a model whose length is not known in advance (cfg's
+// dimension fields are not sent). An unknown model fails with an error
+// wrapping ErrNotFound.
+func MeasureDimensions(ctx context.Context, cfg Config) (int, error) {
+	if strings.TrimSpace(cfg.EmbeddingModel) == "" {
+		return 0, configErr("EmbeddingModel is empty")
+	}
+	opts, err := cfg.options()
+	if err != nil {
+		return 0, err
+	}
+	svc := openai.NewEmbeddingService(opts...)
+	p := openai.EmbeddingNewParams{
+		Model:          cfg.EmbeddingModel,
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"dimension probe"}},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	}
+	var resp *openai.CreateEmbeddingResponse
+	err = guarded(ctx, cfg.Endpoint(), func(ctx context.Context, report option.RequestOption) (err error) {
+		resp, err = svc.New(ctx, p, report)
+		return err
+	})
+	if err != nil {
+		return 0, wrapAPIError(fmt.Sprintf("measure dimensions (model %s)", cfg.EmbeddingModel), err)
+	}
+	if len(resp.Data) != 1 || len(resp.Data[0].Embedding) == 0 {
+		return 0, fmt.Errorf("llm/openai: measure dimensions (model %s): server returned %d vectors, want one non-empty vector", cfg.EmbeddingModel, len(resp.Data))
+	}
+	return len(resp.Data[0].Embedding), nil
+}
