@@ -390,7 +390,12 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	}
 	p, err := s.providerFor(def)
 	if err != nil {
-		log.WarnContext(ctx, "memoryservice: update not run", "err", err)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable {
+			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
+			return // shutting down: it resumes at the next start
+		}
+		s.finish(ctx, rec, fmt.Errorf("the memory store's models: %w", err))
 		return
 	}
 	if rec.Before == nil {
@@ -479,7 +484,12 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 	if err != nil {
 		s.log.ErrorContext(ctx, "memoryservice: update failed", "update", rec.ID, "err", err)
 		rec.Status = statusFailed
-		rec.Error = &apiError{Code: "update_failed", Message: "the update failed; see the server log", Type: "server_error"}
+		msg := "the update failed; see the server log"
+		var ae *apiError
+		if errors.As(err, &ae) { // what the client may know, such as a model that cannot serve
+			msg = "the update failed: " + ae.Message
+		}
+		rec.Error = &apiError{Code: "update_failed", Message: msg, Type: "server_error"}
 	} else {
 		rec.Status = statusCompleted
 	}
