@@ -163,3 +163,24 @@ func TestUpdateFailsWhenTheStoreModelsCannotServe(t *testing.T) {
 		assert.Contains(t, msg, want)
 	}
 }
+
+// A memory item written directly is embedded by its store's embedding
+// model, as the store's own work is.
+func TestItemsWrittenDirectlyUseTheStoresEmbedder(t *testing.T) {
+	srv := fakeopenai.New(t)
+	s := startModels(t, srv, 0)
+	code, out := s.createWith("wide", "chat", "emb-16")
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	code, out, _ = s.do("POST", "/memory_stores/wide/items", map[string]any{"scope": "alice", "content": "Works nights.", "kind": "user_profile"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	code, out, _ = s.do("POST", "/memory_stores/wide/items/"+out["memory_id"].(string), map[string]any{"content": "Works days."})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	reqs := srv.EmbeddingRequests()
+	require.Len(t, reqs, 2)
+	for _, r := range reqs {
+		assert.Equal(t, "emb-16", r.Embeddings.Model)
+	}
+	dims, err := s.st.(*sqlite.Store).VectorDimensions(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []int{16}, dims)
+}

@@ -55,13 +55,17 @@ func startOn(t testing.TB, open opener, cfg Config) *server {
 	require.NoError(t, err)
 	chat, err := offline.New(offline.Config{})
 	require.NoError(t, err)
-	if cfg.Chat == nil {
+	if cfg.Chat == nil && cfg.Models == nil {
 		cfg.Chat, cfg.Mini = chat, chat
 	}
-	if cfg.Embedder == nil {
+	if cfg.Embedder == nil && cfg.Models == nil {
 		cfg.Embedder = emb
 	}
-	st := open(t, cfg.Embedder.Dimensions())
+	dims := emb.Dimensions()
+	if cfg.Embedder != nil {
+		dims = cfg.Embedder.Dimensions()
+	}
+	st := open(t, dims) // an opener for Models ignores it
 	cfg.Logger = quiet()
 	svc, err := New(context.Background(), st, cfg)
 	require.NoError(t, err)
