@@ -126,6 +126,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SearchTTL is how long a search can be continued by a later one
+	// (previous_search_id); zero means DefaultSearchTTL (an hour).
+	SearchTTL time.Duration
+	// MaxSearches caps the searches kept for previous_search_id, in
+	// memory (the oldest go first; each keeps at most the newest 20
+	// messages and 8 KiB of its conversation); zero means
+	// DefaultMaxSearches.
+	MaxSearches int
 	// SweepInterval is how often memories older than their store's
 	// default_ttl_seconds are removed (they are hidden from every read
 	// as soon as they expire); zero means DefaultSweepInterval.
@@ -153,6 +161,7 @@ type Service struct {
 	providers map[string]*provider.MemoryProvider // by memory store name
 	pending   map[string]*scheduled               // queued update by scope user id
 	scopeMu   map[string]*sync.Mutex              // serialises a scope's accepts and runs
+	searches  *searchLog                          // for previous_search_id
 	closed    bool
 	ready     bool
 	stopSweep chan struct{} // closed by Close
@@ -193,6 +202,12 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = DefaultSweepInterval
 	}
+	if cfg.SearchTTL <= 0 {
+		cfg.SearchTTL = DefaultSearchTTL
+	}
+	if cfg.MaxSearches <= 0 {
+		cfg.MaxSearches = DefaultMaxSearches
+	}
 	for i, k := range cfg.Keys {
 		if k.Key == "" {
 			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] is empty", i)
@@ -206,7 +221,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*sync.Mutex{}, runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		scopeMu: map[string]*sync.Mutex{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.routes()
 	if err := s.resume(ctx); err != nil {
 		cancel()

@@ -385,6 +385,9 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request, name strin
 		s.fail(w, r, "delete memory store", err)
 		return
 	}
+	// Its searches go whatever else fails (a scope only searched has no
+	// index record), and one still running records nothing.
+	defer s.searches.drop(name, "", true, s.cfg.Now())
 	// Forget every scope, then the store's updates, then the definition:
 	// a failure midway leaves the definition, so the delete can be retried.
 	scopes, err := s.listRecords(ctx, "scope."+name+".", store.SessionFilter{})
