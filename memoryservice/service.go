@@ -25,6 +25,16 @@
 //     which reflection draws from the conversation like the others.
 //     search_memories is agentmemory's retrieval; delete_scope is
 //     provider.MemoryProvider.ForgetUser.
+//   - A store's chat_model and embedding_model are the models of its
+//     work, given by Config.Models (checked at create); without Models,
+//     every store runs on Config's Chat, Mini and Embedder.
+//   - search_memories with previous_search_id continues an earlier search
+//     of the scope: the earlier conversation, kept in memory for
+//     Config.SearchTTL, is the context in which retrieval rewrites a vague
+//     follow-up. delete_scope drops the scope's searches.
+//   - An update's and a search's usage are the tokens of their own model
+//     calls, counted by a usage.Meter carried in their context into the
+//     provider's background work.
 //   - A store's default_ttl_seconds expires its scopes' memories: a
 //     session (with its turns and summary), an interaction or an insight
 //     last written longer ago than the TTL is never listed, got or found,
