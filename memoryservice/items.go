@@ -289,7 +289,8 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 	var earlier []prompts.Turn
 	if req.PreviousSearchID != "" {
 		prev, ok := s.searches.get(req.PreviousSearchID, startedAt)
-		if !ok || prev.store != name || prev.scope != req.Scope {
+		// A store whose memories expire sooner expires its searches too.
+		if !ok || prev.store != name || prev.scope != req.Scope || expired(prev.at, s.cutoff(def)) {
 			writeError(w, badRequest("previous_search_id", "%.80q is not a search of this scope of memory store %q still kept (searches are kept %v, in the server's memory, and not across restarts); search again without it",
 				req.PreviousSearchID, name, s.cfg.SearchTTL))
 			return

@@ -174,3 +174,19 @@ func TestSearchRecordsAreBounded(t *testing.T) {
 	require.Len(t, kept, 2, "the oldest that does not fit goes")
 	assert.Equal(t, "last", kept[1].Text)
 }
+
+// In a store whose memories expire sooner than searches are kept, a
+// search expires with them.
+func TestASearchExpiresWithItsStoresMemories(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := start(t, dbPath(t), Config{Now: clock})
+	s.createStore("brief", map[string]any{"default_ttl_seconds": 60})
+	id, _ := s.searchID("brief", "alice", "", "Lisbon")
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	code, out := s.searchWith("brief", "alice", id, "And then?")
+	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
+}
