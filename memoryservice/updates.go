@@ -391,11 +391,12 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	p, err := s.providerFor(def)
 	if err != nil {
 		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == http.StatusServiceUnavailable {
-			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
-			return // shutting down: it resumes at the next start
+		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			// The store's models cannot serve: no retry will help.
+			s.finish(ctx, rec, fmt.Errorf("the memory store's models: %w", err))
+			return
 		}
-		s.finish(ctx, rec, fmt.Errorf("the memory store's models: %w", err))
+		log.WarnContext(ctx, "memoryservice: update not run; it resumes at the next start", "err", err)
 		return
 	}
 	if rec.Before == nil {
