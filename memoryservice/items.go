@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/usage"
 )
 
 // Memory item kinds.
@@ -268,7 +271,9 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 		writeError(w, err)
 		return
 	}
-	ctx := r.Context()
+	meter := &usage.Meter{}
+	ctx := usage.WithMeter(r.Context(), meter)
+	began, startedAt := s.searches.begin(), s.cfg.Now()
 	def, _, err := s.loadStore(ctx, name)
 	if err != nil {
 		s.fail(w, r, "search memories", err)
@@ -278,6 +283,19 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	// The conversation so far: the earlier search's, which this one
+	// continues.
+	var earlier []prompts.Turn
+	if req.PreviousSearchID != "" {
+		prev, ok := s.searches.get(req.PreviousSearchID, startedAt)
+		// A store whose memories expire sooner expires its searches too.
+		if !ok || prev.store != name || prev.scope != req.Scope || expired(prev.at, s.cutoff(def)) {
+			writeError(w, badRequest("previous_search_id", "%.80q is not a search of this scope of memory store %q still kept (searches are kept %v, in the server's memory, and not across restarts); search again without it",
+				req.PreviousSearchID, name, s.cfg.SearchTTL))
+			return
+		}
+		earlier = prev.turns
 	}
 	top := 10
 	if req.Options != nil && req.Options.MaxMemories != nil {
@@ -292,14 +310,16 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 		return
 	}
 	var query []string
+	var said []prompts.Turn
 	for i, it := range req.Items {
-		text, _, keep, err := itemText(i, it)
+		text, role, keep, err := itemText(i, it)
 		if err != nil {
 			writeError(w, err)
 			return
 		}
 		if keep {
 			query = append(query, text)
+			said = append(said, prompts.Turn{Role: string(role), Text: text})
 		}
 	}
 	var found []memoryItem
@@ -341,8 +361,15 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 		if live != nil {
 			ask = min(2*top, maxSearchMemories)
 		}
+		// The new messages are the query; after an earlier search, a vague
+		// one is read in the light of the conversation (retrieval's query
+		// rewriting).
+		q := strings.Join(query, "\n")
+		if len(earlier) > 0 {
+			q = p.Retriever().Rewrite(ctx, earlier, q)
+		}
 		if len(kinds) > 0 {
-			ms, err := p.Retriever().Search(ctx, userID, strings.Join(query, "\n"), retrieval.SearchOptions{TopK: ask, Kinds: kinds})
+			ms, err := p.Retriever().Search(ctx, userID, q, retrieval.SearchOptions{TopK: ask, Kinds: kinds})
 			if err != nil {
 				s.fail(w, r, "search memories", err)
 				return
@@ -372,7 +399,10 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request, name st
 	for _, it := range found {
 		out = append(out, map[string]any{"memory_item": it})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"search_id": newID("memsearch_"), "memories": out, "usage": zeroUsage()})
+	id := newID("memsearch_")
+	s.searches.put(id, &searchRecord{store: name, scope: req.Scope, at: startedAt,
+		turns: append(slices.Clone(earlier), said...)}, began)
+	writeJSON(w, http.StatusOK, map[string]any{"search_id": id, "memories": out, "usage": usageOf(meter)})
 }
 
 func (s *Service) deleteScope(w http.ResponseWriter, r *http.Request, name string) {
@@ -406,6 +436,9 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 		return err
 	}
 	userID := UserID(name, scope)
+	// Its searches go whatever else fails, and one still running records
+	// nothing.
+	defer s.searches.drop(name, scope, false, s.cfg.Now())
 	// Not while an update of the scope is accepted or runs.
 	unlockAccept := s.lockScope("accept", userID)
 	defer unlockAccept()

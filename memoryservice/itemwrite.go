@@ -13,15 +13,22 @@ import (
 // maxItemContent caps a memory item's content written directly.
 const maxItemContent = 16 << 10
 
-// embedOne embeds text, or returns nil (the item is then found by full
-// text alone) when the embedder fails, which is logged.
-func (s *Service) embedOne(ctx context.Context, text string) []float32 {
-	vs, err := s.cfg.Embedder.Embed(ctx, []string{text})
-	if err != nil || len(vs) != 1 {
-		s.log.WarnContext(ctx, "memoryservice: memory stored without its vector", "err", err)
-		return nil
+// embedOne embeds text with the embedding model of memory store def and
+// returns the vector and the model's name, or nil and "" (the item is
+// then found by full text alone) when the embedder fails, which is
+// logged.
+func (s *Service) embedOne(ctx context.Context, def *memoryStore, text string) ([]float32, string) {
+	_, _, emb, err := s.storeModels(ctx, def)
+	if err != nil {
+		s.log.WarnContext(ctx, "memoryservice: memory stored without its vector", "store", def.Name, "err", err)
+		return nil, ""
 	}
-	return vs[0]
+	vs, err := emb.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 {
+		s.log.WarnContext(ctx, "memoryservice: memory stored without its vector", "store", def.Name, "err", err)
+		return nil, ""
+	}
+	return vs[0], emb.Model()
 }
 
 func checkContent(content string) error {
@@ -90,18 +97,15 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.cfg.Now()
-	vec := s.embedOne(ctx, req.Content)
+	vec, model := s.embedOne(ctx, def, req.Content)
 	var it memoryItem
 	if req.Kind != kindChatSummary {
 		one := 1.0
 		in := &store.Insight{ID: newID("ins-"), InsightType: store.InsightSession, InsightText: req.Content, InsightVector: vec,
 			Confidence: &one, Importance: "medium", ReflectionFlag: store.FlagInsight, CreatedAt: now, UpdatedAt: now,
-			EmbeddingModel: s.cfg.Embedder.Model()}
+			EmbeddingModel: model}
 		if req.Kind == kindProcedural {
 			in.Category = ProceduralCategory.Name
-		}
-		if vec == nil {
-			in.EmbeddingModel = ""
 		}
 		if err := s.st.PutInsight(ctx, userID, in); err != nil {
 			s.fail(w, r, "create memory", err)
@@ -111,9 +115,7 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
 	} else {
 		d := &store.SessionSummary{ID: newID("mss_"), StartTime: now, EndTime: now, Summary: req.Content, SummaryVector: vec,
 			Status: store.SessionCompleted, ReflectionStatus: store.ReflectionProcessed, UpdatedAt: now, ETag: store.CreateOnly}
-		if vec != nil {
-			d.EmbeddingModel = s.cfg.Embedder.Model()
-		}
+		d.EmbeddingModel = model
 		if err := s.st.PutSession(ctx, userID, d); err != nil {
 			s.fail(w, r, "create memory", err)
 			return
@@ -150,7 +152,7 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 	userID := UserID(def.Name, it.Scope)
 	unlock := s.lockScope("run", userID) // not while an update of the scope rewrites its memories
 	defer unlock()
-	vec := s.embedOne(ctx, req.Content)
+	vec, model := s.embedOne(ctx, def, req.Content)
 	now := s.cfg.Now()
 	if it.Kind != kindChatSummary {
 		in, err := s.st.GetInsight(ctx, userID, it.docID)
@@ -158,10 +160,7 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, "update memory", err)
 			return
 		}
-		in.InsightText, in.ContentHash, in.InsightVector, in.UpdatedAt = req.Content, "", vec, now
-		if vec == nil {
-			in.EmbeddingModel = ""
-		}
+		in.InsightText, in.ContentHash, in.InsightVector, in.UpdatedAt, in.EmbeddingModel = req.Content, "", vec, now, model
 		if err := s.st.PutInsight(ctx, userID, in); err != nil {
 			s.fail(w, r, "update memory", err)
 			return
@@ -174,7 +173,7 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 				s.fail(w, r, "update memory", err)
 				return
 			}
-			d.Summary, d.SummaryVector, d.UpdatedAt, d.SummaryPending = req.Content, vec, now, false
+			d.Summary, d.SummaryVector, d.EmbeddingModel, d.UpdatedAt, d.SummaryPending = req.Content, vec, model, now, false
 			err = s.st.PutSession(ctx, userID, d)
 			if errors.Is(err, store.ErrConflict) && attempt < 5 {
 				continue

@@ -25,6 +25,16 @@
 //     which reflection draws from the conversation like the others.
 //     search_memories is agentmemory's retrieval; delete_scope is
 //     provider.MemoryProvider.ForgetUser.
+//   - A store's chat_model and embedding_model are the models of its
+//     work, given by Config.Models (checked at create); without Models,
+//     every store runs on Config's Chat, Mini and Embedder.
+//   - search_memories with previous_search_id continues an earlier search
+//     of the scope: the earlier conversation, kept in memory for
+//     Config.SearchTTL, is the context in which retrieval rewrites a vague
+//     follow-up. delete_scope drops the scope's searches.
+//   - An update's and a search's usage are the tokens of their own model
+//     calls, counted by a usage.Meter carried in their context into the
+//     provider's background work.
 //   - A store's default_ttl_seconds expires its scopes' memories: a
 //     session (with its turns and summary), an interaction or an insight
 //     last written longer ago than the TTL is never listed, got or found,
@@ -53,6 +63,7 @@ import (
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/usage"
 )
 
 // ProceduralCategory is the insight category of procedural memory: a
@@ -68,13 +79,49 @@ const (
 	DefaultUpdateDelay  = 300 * time.Second
 )
 
-// Config configures a Service. Chat (or Mini) and Embedder are required.
+// Models gives the clients of the models a memory store's definition
+// names, the way Foundry names a project's deployments: chat_model does
+// all the store's memory work (summaries, extraction, reflection, the
+// profile, query rewriting) and embedding_model embeds its memories. The
+// endpoint and its credentials are the implementation's (cmd/agentmemory-
+// server's come from the environment). Implementations must be safe for
+// concurrent use and should return the same client for the same name.
+type Models interface {
+	// Chat returns the client of chat model (Azure: deployment) name.
+	Chat(ctx context.Context, name string) (agent.ChatClient, error)
+	// Embedder returns the embedder of embedding model name.
+	Embedder(ctx context.Context, name string) (embed.Embedder, error)
+}
+
+// ErrUnknownModel is wrapped by the error of a Models implementation whose
+// endpoint does not know the model named: creating a memory store naming
+// it is answered 400, naming the definition's field.
+var ErrUnknownModel = errors.New("memoryservice: unknown model")
+
+// Config configures a Service. Models, or Chat (or Mini) and Embedder, are
+// required.
 type Config struct {
+	// Models, when set, gives each memory store the clients of the models
+	// its definition names (checked when the store is created). Nil means
+	// every store runs on Chat, Mini and Embedder, and its chat_model and
+	// embedding_model are only recorded.
+	Models Models
 	// Chat, Mini and Embedder are the models every memory store runs on
-	// (a store's chat_model and embedding_model are recorded, not used to
-	// choose them).
+	// when Models is nil.
 	Chat, Mini agent.ChatClient
 	Embedder   embed.Embedder
+	// Dimensions is the vector length the store holds, when it holds one
+	// length only (store/cosmos's vector index, store/sqlite opened with
+	// Dimensions): a memory store whose embedding model makes vectors of
+	// another length is refused at create, with a 400 naming
+	// definition.embedding_model and both lengths. Zero means the store
+	// takes any length (store/sqlite opened with Dimensions 0, whose
+	// searches compare only vectors of the query's length), so memory
+	// stores on embedding models of different lengths share one file;
+	// each scope's vectors are all its store's model's, since a store's
+	// models never change. A lexical embedder stores no vectors and is
+	// never refused.
+	Dimensions int
 	// Keys are the API keys accepted as "Authorization: Bearer <key>" or
 	// "api-key: <key>". Empty means no authentication (the command then
 	// listens on loopback only).
@@ -89,6 +136,14 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// SearchTTL is how long a search can be continued by a later one
+	// (previous_search_id); zero means DefaultSearchTTL (an hour).
+	SearchTTL time.Duration
+	// MaxSearches caps the searches kept for previous_search_id, in
+	// memory (the oldest go first; each keeps at most the newest 20
+	// messages and 8 KiB of its conversation); zero means
+	// DefaultMaxSearches.
+	MaxSearches int
 	// SweepInterval is how often memories older than their store's
 	// default_ttl_seconds are removed (they are hidden from every read
 	// as soon as they expire); zero means DefaultSweepInterval.
@@ -116,6 +171,7 @@ type Service struct {
 	providers map[string]*provider.MemoryProvider // by memory store name
 	pending   map[string]*scheduled               // queued update by scope user id
 	scopeMu   map[string]*sync.Mutex              // serialises a scope's accepts and runs
+	searches  *searchLog                          // for previous_search_id
 	closed    bool
 	ready     bool
 	stopSweep chan struct{} // closed by Close
@@ -132,11 +188,14 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if st == nil {
 		return nil, errors.New("memoryservice: nil store")
 	}
-	if cfg.Chat == nil && cfg.Mini == nil {
-		return nil, errors.New("memoryservice: Config.Chat or Config.Mini is required")
+	if cfg.Models == nil && cfg.Chat == nil && cfg.Mini == nil {
+		return nil, errors.New("memoryservice: Config.Models, Config.Chat or Config.Mini is required")
 	}
-	if cfg.Embedder == nil {
-		return nil, errors.New("memoryservice: Config.Embedder is required")
+	if cfg.Models == nil && cfg.Embedder == nil {
+		return nil, errors.New("memoryservice: Config.Models or Config.Embedder is required")
+	}
+	if cfg.Dimensions < 0 {
+		return nil, fmt.Errorf("memoryservice: Config.Dimensions %d is negative", cfg.Dimensions)
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -153,6 +212,12 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = DefaultSweepInterval
 	}
+	if cfg.SearchTTL <= 0 {
+		cfg.SearchTTL = DefaultSearchTTL
+	}
+	if cfg.MaxSearches <= 0 {
+		cfg.MaxSearches = DefaultMaxSearches
+	}
 	for i, k := range cfg.Keys {
 		if k.Key == "" {
 			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] is empty", i)
@@ -166,7 +231,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*sync.Mutex{}, runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		scopeMu: map[string]*sync.Mutex{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.routes()
 	if err := s.resume(ctx); err != nil {
 		cancel()
@@ -232,29 +297,87 @@ func (s *Service) Ready() bool {
 	return s.ready
 }
 
-// providerFor returns the memory store's provider, made on first use with
-// the store's user_profile_details as the reflection guidance.
+// storeModels returns the clients of the models def names (Config.Models),
+// or Config's own. A model the endpoint does not know, or an embedding
+// model whose vectors the store cannot hold, is an *apiError naming the
+// definition's field.
+func (s *Service) storeModels(ctx context.Context, def *memoryStore) (chat, mini agent.ChatClient, emb embed.Embedder, err error) {
+	if s.cfg.Models == nil {
+		return s.cfg.Chat, s.cfg.Mini, s.cfg.Embedder, nil
+	}
+	d := def.Definition
+	chat, err = s.cfg.Models.Chat(ctx, d.ChatModel)
+	if err != nil {
+		return nil, nil, nil, modelError("definition.chat_model", d.ChatModel, err)
+	}
+	emb, err = s.cfg.Models.Embedder(ctx, d.EmbeddingModel)
+	if err != nil {
+		return nil, nil, nil, modelError("definition.embedding_model", d.EmbeddingModel, err)
+	}
+	if n := emb.Dimensions(); s.cfg.Dimensions > 0 && n != s.cfg.Dimensions && !embed.IsLexical(emb) {
+		return nil, nil, nil, badRequest("definition.embedding_model", "%q makes %d-dimensional vectors; this server's store holds %d-dimensional vectors only (memory store %q)",
+			d.EmbeddingModel, n, s.cfg.Dimensions, def.Name)
+	}
+	return chat, chat, emb, nil
+}
+
+// modelError is the error of a model that could not be had: a 400 when
+// the endpoint does not know it.
+func modelError(param, name string, err error) error {
+	if errors.Is(err, ErrUnknownModel) {
+		return badRequest(param, "%q: the model endpoint does not know this model (Azure: deployment): %v", name, err)
+	}
+	return fmt.Errorf("%s %q: %w", param, name, err)
+}
+
+// providerFor returns the memory store's provider, made on first use on
+// the store's models, with its user_profile_details as the reflection
+// guidance.
 func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	p, ok := s.providers[def.Name]
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return nil, unavailable("the server is shutting down")
 	}
-	if p, ok := s.providers[def.Name]; ok {
+	if ok {
 		return p, nil
 	}
-	cfg := provider.Config{Chat: s.cfg.Chat, Mini: s.cfg.Mini, Embedder: s.cfg.Embedder, Logger: s.log, Now: s.cfg.Now}
+	// Outside the lock: Models may ask the endpoint.
+	chat, mini, emb, err := s.storeModels(s.runCtx, def)
+	if err != nil {
+		return nil, err
+	}
+	// The clients count each call into the usage.Meter of its context:
+	// the update or search it was made for.
+	cfg := provider.Config{Chat: usage.Chat(chat), Mini: usage.Chat(mini), Embedder: usage.Embedder(emb), Logger: s.log, Now: s.cfg.Now}
 	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
 		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
 	}
 	if def.proceduralEnabled() {
 		cfg.ReflectionConfig.Categories = append(slices.Clone(reflection.DefaultCategories), ProceduralCategory)
 	}
-	p, err := provider.New(s.st, cfg)
+	p, err = provider.New(s.st, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.providers[def.Name] = p
+	s.mu.Lock()
+	cur, raced := s.providers[def.Name]
+	closed = s.closed
+	if !raced && !closed {
+		s.providers[def.Name] = p
+	}
+	s.mu.Unlock()
+	if raced || closed { // made meanwhile, or closing: this one is not needed
+		if cerr := p.Close(context.WithoutCancel(s.runCtx)); cerr != nil {
+			s.log.Warn("memoryservice: closing a provider not needed", "store", def.Name, "err", cerr)
+		}
+		if closed {
+			return nil, unavailable("the server is shutting down")
+		}
+		return cur, nil
+	}
 	return p, nil
 }
 

@@ -47,18 +47,26 @@ func start(t testing.TB, path string, cfg Config) *server {
 // opener opens the store a test server runs on, for vectors of dims.
 type opener func(t testing.TB, dims int) store.Store
 
-// startOn serves the store open returns, with the offline models.
+// startOn serves the store open returns, with the offline models unless
+// cfg names others.
 func startOn(t testing.TB, open opener, cfg Config) *server {
 	t.Helper()
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
 	chat, err := offline.New(offline.Config{})
 	require.NoError(t, err)
-	st := open(t, emb.Dimensions())
-	if cfg.Chat == nil {
+	if cfg.Chat == nil && cfg.Models == nil {
 		cfg.Chat, cfg.Mini = chat, chat
 	}
-	cfg.Embedder, cfg.Logger = emb, quiet()
+	if cfg.Embedder == nil && cfg.Models == nil {
+		cfg.Embedder = emb
+	}
+	dims := emb.Dimensions()
+	if cfg.Embedder != nil {
+		dims = cfg.Embedder.Dimensions()
+	}
+	st := open(t, dims) // an opener for Models ignores it
+	cfg.Logger = quiet()
 	svc, err := New(context.Background(), st, cfg)
 	require.NoError(t, err)
 	s := &server{t: t, svc: svc, st: st, srv: httptest.NewServer(svc)}

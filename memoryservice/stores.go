@@ -184,6 +184,17 @@ func (s *Service) createStore(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	m := &memoryStore{Object: "memory_store", ID: newID("memstore_"), CreatedAt: now.Unix(), UpdatedAt: now.Unix(),
 		Name: req.Name, Description: req.Description, Metadata: req.Metadata, Definition: *req.Definition}
+	// The models it names must serve: known to the endpoint, and vectors
+	// the store can hold.
+	if _, _, _, err := s.storeModels(r.Context(), m); err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			s.log.WarnContext(r.Context(), "memoryservice: a new store's models could not be checked", "store", m.Name, "err", err)
+			err = unavailable("the models of the definition could not be checked (the model endpoint failed); try again")
+		}
+		writeError(w, err)
+		return
+	}
 	err := s.putRecord(r.Context(), storeDocID(m.Name), store.CreateOnly, now, false, m)
 	if errors.Is(err, store.ErrConflict) {
 		writeError(w, conflict("name", "a memory store named %q already exists", m.Name))
@@ -374,6 +385,9 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request, name strin
 		s.fail(w, r, "delete memory store", err)
 		return
 	}
+	// Its searches go whatever else fails (a scope only searched has no
+	// index record), and one still running records nothing.
+	defer s.searches.drop(name, "", true, s.cfg.Now())
 	// Forget every scope, then the store's updates, then the definition:
 	// a failure midway leaves the definition, so the delete can be retried.
 	scopes, err := s.listRecords(ctx, "scope."+name+".", store.SessionFilter{})

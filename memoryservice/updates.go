@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/usage"
 )
 
 // Update statuses.
@@ -56,7 +57,7 @@ func (u *updateRecord) active() bool {
 
 type updateResult struct {
 	MemoryOperations []memoryOperation `json:"memory_operations"`
-	Usage            usage             `json:"usage"`
+	Usage            apiUsage          `json:"usage"`
 }
 
 type memoryOperation struct {
@@ -64,9 +65,12 @@ type memoryOperation struct {
 	MemoryItem memoryItem `json:"memory_item"`
 }
 
-// usage reports token counts. This server does not count them yet: every
-// figure is zero.
-type usage struct {
+// apiUsage reports the tokens an operation's model calls spent, as a
+// usage.Meter counted them: input and output are the chat calls' prompt
+// and completion tokens, embedding the embedding calls' input tokens, and
+// total all three. The details are zero: agent.Usage carries no cached or
+// reasoning counts.
+type apiUsage struct {
 	EmbeddingTokens     int            `json:"embedding_tokens"`
 	InputTokens         int            `json:"input_tokens"`
 	InputTokensDetails  map[string]int `json:"input_tokens_details"`
@@ -75,8 +79,10 @@ type usage struct {
 	TotalTokens         int            `json:"total_tokens"`
 }
 
-func zeroUsage() usage {
-	return usage{InputTokensDetails: map[string]int{"cached_tokens": 0}, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}}
+func usageOf(m *usage.Meter) apiUsage {
+	t := m.Totals()
+	return apiUsage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, EmbeddingTokens: t.EmbeddingTokens, TotalTokens: t.Total(),
+		InputTokensDetails: map[string]int{"cached_tokens": 0}, OutputTokensDetails: map[string]int{"reasoning_tokens": 0}}
 }
 
 // updateResponse is what the API shows of an update.
@@ -98,6 +104,10 @@ func (u *updateRecord) response() map[string]any {
 type scheduled struct {
 	rec   *updateRecord
 	timer *time.Timer
+	// meter counts the tokens spent for the update since it was accepted
+	// in this process (the pruning of its turns, then its run), and those
+	// of the queued updates it superseded.
+	meter *usage.Meter
 }
 
 // inputItem is a conversation item of update_memories or search_memories:
@@ -266,9 +276,14 @@ func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scop
 	s.mu.Unlock()
 	restore := func() {
 		if old != nil {
-			s.schedule(old.rec)
+			s.schedule(old.rec, old.meter)
 		}
 	}
+	meter := &usage.Meter{}
+	if old != nil {
+		meter = old.meter // the superseded update's work is this one's
+	}
+	ctx = usage.WithMeter(ctx, meter)
 	if err := s.noteScope(ctx, name, scope); err != nil {
 		restore()
 		return nil, err
@@ -309,7 +324,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scop
 		}
 	}
 	accepted := rec.response() // before the runner owns rec
-	s.schedule(rec)
+	s.schedule(rec, meter)
 	return accepted, nil
 }
 
@@ -318,15 +333,19 @@ type providerLike interface {
 	Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error
 }
 
-// schedule queues rec to run at its due time (at once if past).
-func (s *Service) schedule(rec *updateRecord) {
+// schedule queues rec to run at its due time (at once if past), its
+// tokens counted by meter (a new one when nil).
+func (s *Service) schedule(rec *updateRecord, meter *usage.Meter) {
 	userID := UserID(rec.Store, rec.Scope)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
-	sc := &scheduled{rec: rec}
+	if meter == nil {
+		meter = &usage.Meter{}
+	}
+	sc := &scheduled{rec: rec, meter: meter}
 	sc.timer = time.AfterFunc(max(0, rec.DueAt.Sub(s.cfg.Now())), func() { s.fire(userID, sc) })
 	s.pending[userID] = sc
 }
@@ -343,12 +362,13 @@ func (s *Service) fire(userID string, sc *scheduled) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		s.run(s.runCtx, sc.rec)
+		s.run(usage.WithMeter(s.runCtx, sc.meter), sc.rec)
 	}()
 }
 
 // run ends the update's memory session (pruning, summary, reflection and
-// the profile) and records the memory operations it caused.
+// the profile) and records the memory operations it caused, with the
+// tokens counted by the usage.Meter of ctx.
 func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	userID := UserID(rec.Store, rec.Scope)
 	unlock := s.lockScope("run", userID)
@@ -370,7 +390,13 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	}
 	p, err := s.providerFor(def)
 	if err != nil {
-		log.WarnContext(ctx, "memoryservice: update not run", "err", err)
+		var ae *apiError
+		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			// The store's models cannot serve: no retry will help.
+			s.finish(ctx, rec, fmt.Errorf("the memory store's models: %w", err))
+			return
+		}
+		log.WarnContext(ctx, "memoryservice: update not run; it resumes at the next start", "err", err)
 		return
 	}
 	if rec.Before == nil {
@@ -416,7 +442,11 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		s.finish(ctx, rec, fmt.Errorf("read the scope's memories: %w", err))
 		return
 	}
-	res := &updateResult{MemoryOperations: []memoryOperation{}, Usage: zeroUsage()}
+	meter := usage.From(ctx)
+	if meter == nil {
+		meter = &usage.Meter{}
+	}
+	res := &updateResult{MemoryOperations: []memoryOperation{}, Usage: usageOf(meter)}
 	seen := map[string]bool{}
 	for _, it := range after {
 		seen[it.MemoryID] = true
@@ -455,7 +485,12 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 	if err != nil {
 		s.log.ErrorContext(ctx, "memoryservice: update failed", "update", rec.ID, "err", err)
 		rec.Status = statusFailed
-		rec.Error = &apiError{Code: "update_failed", Message: "the update failed; see the server log", Type: "server_error"}
+		msg := "the update failed; see the server log"
+		var ae *apiError
+		if errors.As(err, &ae) { // what the client may know, such as a model that cannot serve
+			msg = "the update failed: " + ae.Message
+		}
+		rec.Error = &apiError{Code: "update_failed", Message: msg, Type: "server_error"}
 	} else {
 		rec.Status = statusCompleted
 	}
@@ -507,14 +542,14 @@ func (s *Service) resume(ctx context.Context) error {
 	}
 	for _, rec := range recs {
 		if rec.Status == statusQueued && newest[UserID(rec.Store, rec.Scope)] == rec {
-			s.schedule(rec)
+			s.schedule(rec, nil)
 			continue
 		}
 		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
 		s.mu.Lock()
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go func() { defer s.wg.Done(); s.run(s.runCtx, rec) }()
+		go func() { defer s.wg.Done(); s.run(usage.WithMeter(s.runCtx, &usage.Meter{}), rec) }()
 	}
 	return nil
 }

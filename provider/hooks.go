@@ -182,11 +182,11 @@ func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) 
 		}
 	}
 	if ls.ks.NeedsPrune() {
-		p.schedulePrune(ls.ks)
+		p.schedulePrune(ctx, ls.ks)
 	}
 	switch p.cfg.Mode {
 	case ModePerRun:
-		p.scheduleEnd(userID, id)
+		p.scheduleEnd(ctx, userID, id)
 	case ModeIdle:
 		p.touch(userID, id, ls)
 	}
@@ -201,7 +201,7 @@ func (p *MemoryProvider) touch(userID, id string, ls *liveSession) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ls.timer == nil {
-		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleEnd(userID, id) })
+		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleEnd(context.Background(), userID, id) })
 		return
 	}
 	ls.timer.Reset(p.cfg.IdleTimeout)

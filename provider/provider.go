@@ -11,7 +11,9 @@
 // pre-filter, or both (Config.Retrieval). After each run (Invoked) it stores the turn
 // durably and returns; model work (interaction metadata, summaries) runs on
 // a bounded background queue with retries, which Flush waits for and Close
-// drains.
+// drains. A background job runs with the values (not the cancellation) of
+// the context of the call that queued it, so a usage.Meter or a trace in
+// it follows the work.
 //
 // A failing store or model never fails a run: the provider logs the error
 // (log/slog) and the run goes on without that memory.
@@ -398,7 +400,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	}
 	p.live.put(key, ls)
 	if ks.NeedsPrune() {
-		p.schedulePrune(ks)
+		p.schedulePrune(ctx, ks)
 	}
 	return ls, nil
 }
@@ -450,6 +452,7 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	// Sessions of the user that ended while the model was failing get
 	// their summary now, if the model is back (this one included).
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "summaries\x00" + userID,
 		what: "session summaries for user " + userID,
 		run: func(ctx context.Context) error {
@@ -461,7 +464,7 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 		},
 	})
 	if p.cfg.Reflection == ReflectOnEnd {
-		p.scheduleReflect(userID)
+		p.scheduleReflect(ctx, userID)
 	}
 	return res, nil
 }
@@ -511,9 +514,10 @@ func (p *MemoryProvider) Close(ctx context.Context) error {
 	return p.q.close(ctx)
 }
 
-func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
+func (p *MemoryProvider) schedulePrune(ctx context.Context, ks *keeper.Session) {
 	attempt := 0
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "prune\x00" + ks.UserID() + "\x00" + ks.ID(),
 		what: "prune session " + ks.ID(),
 		run: func(ctx context.Context) error {
@@ -540,8 +544,9 @@ func (p *MemoryProvider) schedulePrune(ks *keeper.Session) {
 	})
 }
 
-func (p *MemoryProvider) scheduleEnd(userID, id string) {
+func (p *MemoryProvider) scheduleEnd(ctx context.Context, userID, id string) {
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "end\x00" + userID + "\x00" + id,
 		what: "end session " + id,
 		run: func(ctx context.Context) error {

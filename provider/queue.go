@@ -17,7 +17,24 @@ type job struct {
 	key  string // coalescing key: a job whose key is queued is not queued twice
 	what string
 	run  func(context.Context) error
+	// vals is the context of the call that queued the job: the job runs
+	// with its values (a usage.Meter, a trace) and the queue's
+	// cancellation. Nil means none.
+	vals context.Context
 }
+
+// valuesOf is a context with the cancellation of one context and the
+// values of another.
+type valuesOf struct {
+	context.Context
+	vals context.Context
+}
+
+func (c valuesOf) Value(key any) any { return c.vals.Value(key) }
+
+// carrying returns the values of ctx for job.vals, without its
+// cancellation: the job outlives the call that queued it.
+func carrying(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // queue runs jobs on a fixed set of workers, retrying failures with
 // exponential backoff. It is bounded: a job offered to a full queue is
@@ -50,7 +67,8 @@ func newQueue(size, workers, attempts int, backoff time.Duration, log *slog.Logg
 }
 
 // offer queues j unless an equal job is already queued, the queue is full
-// or closed. It reports whether j was queued.
+// or closed. It reports whether j was queued. A job coalesced into one
+// already queued runs with the values of the first.
 func (q *queue) offer(j job) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -85,8 +103,12 @@ func (q *queue) work() {
 
 func (q *queue) runWithRetry(j job) {
 	wait := q.backoff
+	ctx := q.ctx
+	if j.vals != nil {
+		ctx = valuesOf{Context: q.ctx, vals: j.vals}
+	}
 	for attempt := 1; ; attempt++ {
-		err := j.run(q.ctx)
+		err := j.run(ctx)
 		if err == nil {
 			return
 		}

@@ -39,8 +39,9 @@ func (p *MemoryProvider) Reflector() *reflection.Reflector { return p.rf }
 
 // scheduleReflect queues reflection of userID's pending sessions. Jobs
 // for one user coalesce, and run one at a time.
-func (p *MemoryProvider) scheduleReflect(userID string) {
+func (p *MemoryProvider) scheduleReflect(ctx context.Context, userID string) {
 	p.q.offer(job{
+		vals: carrying(ctx),
 		key:  "reflect\x00" + userID,
 		what: "reflect for user " + userID,
 		run:  func(ctx context.Context) error { return p.reflect(ctx, userID) },
@@ -61,7 +62,7 @@ func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 			fruitful++
 		}
 		if res.Remaining > 0 && err == nil {
-			p.scheduleReflect(userID) // the next batch
+			p.scheduleReflect(ctx, userID) // the next batch
 		}
 	}
 	return p.followUp(ctx, userID, fruitful, err)

@@ -5,10 +5,13 @@
 //	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
 //
 // Memory lives in the SQLite file -db (created if missing), or in Azure
-// Cosmos DB when AZURE_COSMOS_ENDPOINT is set; the model and embedder come
-// from the environment as for the demo and cmd/agentmemory-mcp (see
-// README), and without them from the offline "no LLM" client and the
-// lexical embedder, which the server says at start.
+// Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
+// credentials come from the environment as for the demo and
+// cmd/agentmemory-mcp (see README); each memory store runs on the chat
+// and embedding models (Azure: deployments) its definition names, on that
+// endpoint. Without a model configured every store runs on the offline
+// "no LLM" client and the lexical embedder, which the server says at
+// start.
 //
 // The MCP tools of package mcpserver are served for one scope of a memory
 // store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
@@ -145,12 +148,27 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	st, desc, err := stack.OpenStore(ctx, lookup, *db, m.Embedder.Dimensions(), logger)
+	// Each memory store runs on the models its definition names, on the
+	// environment's endpoint. A SQLite file then takes vectors of any
+	// length (each store's of its own model's); Cosmos DB's vector index
+	// has the environment's embedding model's length, and a store of
+	// another is refused.
+	var models memoryservice.Models = &offlineModels{chat: m.Chat, emb: m.Embedder, log: logger}
+	dims, storeDims := m.Embedder.Dimensions(), 0
+	if m.OpenAI != nil {
+		models = newEndpointModels(m.OpenAI, logger)
+		if !stack.CosmosConfigured(lookup) {
+			dims = 0
+		} else {
+			storeDims = dims
+		}
+	}
+	st, desc, err := stack.OpenStore(ctx, lookup, *db, dims, logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Keys: ks, Logger: logger})
+	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -160,7 +178,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	if m.Offline {
-		logger.Warn("agentmemory-server: no model configured: running offline (no LLM: deterministic rules, lexical embedder); set OPENAI_API_KEY, OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT for a real model")
+		logger.Warn("agentmemory-server: no model configured: running offline (no LLM: deterministic rules, lexical embedder) whatever models a memory store names; set OPENAI_API_KEY, OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT for a real model")
 	}
 	if len(ks) == 0 {
 		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")

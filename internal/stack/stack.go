@@ -28,6 +28,10 @@ type Models struct {
 	Embedder   embed.Embedder
 	// Offline reports the offline client and the lexical embedder.
 	Offline bool
+	// OpenAI are the llm/openai clients and their configuration (nil
+	// offline), for a command that makes clients of other model names on
+	// the same endpoint.
+	OpenAI *openai.Clients
 	// Description says which models run, without secrets.
 	Description string
 }
@@ -46,7 +50,7 @@ func ModelsFromEnv(lookup func(string) (string, bool), forceOffline bool) (*Mode
 		c, err := openai.FromEnv(lookup, openai.Config{})
 		switch {
 		case err == nil && storeErr == nil:
-			return &Models{Chat: c.Chat, Mini: c.Mini, Embedder: c.Embedder, Description: "model " + c.String()}, nil
+			return &Models{Chat: c.Chat, Mini: c.Mini, Embedder: c.Embedder, OpenAI: c, Description: "model " + c.String()}, nil
 		case err != nil && !errors.Is(err, openai.ErrNotConfigured):
 			return nil, errors.Join(fmt.Errorf("model configuration: %w", err), storeErr)
 		}
@@ -64,6 +68,13 @@ func ModelsFromEnv(lookup func(string) (string, bool), forceOffline bool) (*Mode
 	}
 	return &Models{Chat: client, Mini: client, Embedder: emb, Offline: true,
 		Description: "offline client (no LLM: deterministic rules, no network) and the lexical embedder"}, nil
+}
+
+// CosmosConfigured reports whether lookup selects Azure Cosmos DB (set,
+// whether or not completely: OpenStore reports what is missing).
+func CosmosConfigured(lookup func(string) (string, bool)) bool {
+	_, err := cosmos.FromEnv(lookup, cosmos.Config{})
+	return !errors.Is(err, cosmos.ErrNotConfigured)
 }
 
 // OpenStore opens Azure Cosmos DB as store/cosmos.FromEnv configures it

@@ -25,9 +25,13 @@ func TestModelsFromEnv(t *testing.T) {
 	assert.True(t, m.Offline)
 	assert.Contains(t, m.Description, "no LLM")
 
+	assert.Nil(t, m.OpenAI)
+
 	m, err = ModelsFromEnv(env(map[string]string{"OPENAI_API_KEY": "sk-test"}), false)
 	require.NoError(t, err)
 	assert.False(t, m.Offline)
+	require.NotNil(t, m.OpenAI)
+	assert.Equal(t, "text-embedding-3-small", m.OpenAI.Config.EmbeddingModel)
 	assert.NotContains(t, m.Description, "sk-test", "no secret in the description")
 
 	m, err = ModelsFromEnv(env(map[string]string{"OPENAI_API_KEY": "sk-test"}), true)
@@ -47,6 +51,11 @@ func TestModelsFromEnv(t *testing.T) {
 	}
 	_, err = ModelsFromEnv(env(map[string]string{"AZURE_COSMOS_ENDPOINT": "https://x.documents.azure.com", "AZURE_COSMOS_AUTOSCALE_MAX_RU": "10"}), true)
 	assert.ErrorContains(t, err, "AZURE_COSMOS_AUTOSCALE_MAX_RU", "offline models, the store still checked")
+}
+
+func TestCosmosConfigured(t *testing.T) {
+	assert.False(t, CosmosConfigured(env(nil)))
+	assert.True(t, CosmosConfigured(env(map[string]string{"AZURE_COSMOS_ENDPOINT": "https://x.documents.azure.com"})))
 }
 
 func TestOpenStore(t *testing.T) {

@@ -319,8 +319,13 @@ func responseFromCompletion(cc *openai.ChatCompletion) (*agent.ChatResponse, err
 // text is only the status, except for 401 and 403 answers, whose message may
 // echo part of a credential. errors.As still finds *openai.Error, and
 // errors.Is finds context errors.
+//
+// A 404 answer also wraps ErrNotFound.
 func wrapAPIError(what string, err error) error {
 	var apiErr *openai.Error
+	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("llm/openai: %s: %w: %w: %s", what, ErrNotFound, err, apiErr.Message)
+	}
 	if errors.As(err, &apiErr) && apiErr.Message != "" &&
 		apiErr.StatusCode != http.StatusUnauthorized && apiErr.StatusCode != http.StatusForbidden {
 		return fmt.Errorf("llm/openai: %s: %w: %s", what, err, apiErr.Message)

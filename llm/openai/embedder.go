@@ -76,22 +76,36 @@ func (e *Embedder) Dimensions() int { return e.dims }
 // Empty texts are refused up front: the OpenAI API rejects them. An
 // unreachable server fails at once, as for Chat.Complete (ErrUnreachable).
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, _, err := e.EmbedCounted(ctx, texts)
+	return out, err
+}
+
+// EmbedCounted is Embed that also returns the input tokens the server
+// reported (usage.prompt_tokens, summed over the batches), for package
+// usage. When a later batch fails, the tokens of the batches sent before
+// it are returned with the error.
+func (e *Embedder) EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error) {
 	for i, t := range texts {
 		if t == "" {
-			return nil, fmt.Errorf("llm/openai: embed (model %s): text %d is empty", e.model, i)
+			return nil, 0, fmt.Errorf("llm/openai: embed (model %s): text %d is empty", e.model, i)
 		}
 	}
 	out := make([][]float32, len(texts))
+	tokens := 0
 	for start := 0; start < len(texts); start += e.batchSize {
 		end := min(start+e.batchSize, len(texts))
-		if err := e.embedBatch(ctx, texts[start:end], out[start:end]); err != nil {
-			return nil, err
+		n, err := e.embedBatch(ctx, texts[start:end], out[start:end])
+		tokens += n
+		if err != nil {
+			return nil, tokens, err
 		}
 	}
-	return out, nil
+	return out, tokens, nil
 }
 
-func (e *Embedder) embedBatch(ctx context.Context, texts []string, out [][]float32) error {
+// embedBatch embeds one batch into out and returns the input tokens the
+// server reported for it.
+func (e *Embedder) embedBatch(ctx context.Context, texts []string, out [][]float32) (int, error) {
 	p := openai.EmbeddingNewParams{
 		Model:          e.model,
 		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
@@ -106,21 +120,22 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string, out [][]float
 		return err
 	})
 	if err != nil {
-		return wrapAPIError(fmt.Sprintf("embed (model %s)", e.model), err)
+		return 0, wrapAPIError(fmt.Sprintf("embed (model %s)", e.model), err)
 	}
+	tokens := int(max(0, resp.Usage.PromptTokens))
 	if len(resp.Data) != len(texts) {
-		return fmt.Errorf("llm/openai: embed (model %s): server returned %d vectors for %d texts", e.model, len(resp.Data), len(texts))
+		return tokens, fmt.Errorf("llm/openai: embed (model %s): server returned %d vectors for %d texts", e.model, len(resp.Data), len(texts))
 	}
 	for _, d := range resp.Data {
 		i := d.Index
 		if i < 0 || int(i) >= len(texts) {
-			return fmt.Errorf("llm/openai: embed (model %s): vector index %d out of range [0,%d)", e.model, i, len(texts))
+			return tokens, fmt.Errorf("llm/openai: embed (model %s): vector index %d out of range [0,%d)", e.model, i, len(texts))
 		}
 		if out[i] != nil {
-			return fmt.Errorf("llm/openai: embed (model %s): duplicate vector index %d", e.model, i)
+			return tokens, fmt.Errorf("llm/openai: embed (model %s): duplicate vector index %d", e.model, i)
 		}
 		if len(d.Embedding) != e.dims {
-			return fmt.Errorf("%w: model %s returned %d dimensions for text %d, want %d",
+			return tokens, fmt.Errorf("%w: model %s returned %d dimensions for text %d, want %d",
 				embed.ErrDimension, e.model, len(d.Embedding), i, e.dims)
 		}
 		v := make([]float32, len(d.Embedding))
@@ -129,5 +144,38 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string, out [][]float
 		}
 		out[i] = v
 	}
-	return nil
+	return tokens, nil
+}
+
+// MeasureDimensions asks the server for the embedding of one short text
+// with cfg.EmbeddingModel and returns the vector's length: the model's
+// native length, for a model whose length is not known in advance (cfg's
+// dimension fields are not sent). An unknown model fails with an error
+// wrapping ErrNotFound.
+func MeasureDimensions(ctx context.Context, cfg Config) (int, error) {
+	if strings.TrimSpace(cfg.EmbeddingModel) == "" {
+		return 0, configErr("EmbeddingModel is empty")
+	}
+	opts, err := cfg.options()
+	if err != nil {
+		return 0, err
+	}
+	svc := openai.NewEmbeddingService(opts...)
+	p := openai.EmbeddingNewParams{
+		Model:          cfg.EmbeddingModel,
+		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: []string{"dimension probe"}},
+		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	}
+	var resp *openai.CreateEmbeddingResponse
+	err = guarded(ctx, cfg.Endpoint(), func(ctx context.Context, report option.RequestOption) (err error) {
+		resp, err = svc.New(ctx, p, report)
+		return err
+	})
+	if err != nil {
+		return 0, wrapAPIError(fmt.Sprintf("measure dimensions (model %s)", cfg.EmbeddingModel), err)
+	}
+	if len(resp.Data) != 1 || len(resp.Data[0].Embedding) == 0 {
+		return 0, fmt.Errorf("llm/openai: measure dimensions (model %s): server returned %d vectors, want one non-empty vector", cfg.EmbeddingModel, len(resp.Data))
+	}
+	return len(resp.Data[0].Embedding), nil
 }

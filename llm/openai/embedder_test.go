@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/llm/openai"
@@ -205,4 +206,73 @@ func TestNewEmbedderBadConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestEmbedCountedSumsTheBatchesUsage(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.QueueEmbeddings(
+		fakeopenai.Embeddings([]float32{1, 0}, []float32{0, 1}).WithUsage(7, 0),
+		fakeopenai.Embeddings([]float32{1, 1}).WithUsage(4, 0),
+	)
+	cfg := compatible(srv)
+	cfg.EmbeddingDimensions = 2
+	cfg.EmbeddingBatchSize = 2
+	emb := newEmbedder(t, cfg)
+
+	vs, tokens, err := emb.EmbedCounted(context.Background(), []string{"a", "b", "c"})
+	require.NoError(t, err)
+	assert.Len(t, vs, 3)
+	assert.Equal(t, 11, tokens, "both batches' prompt_tokens")
+	assert.Len(t, srv.EmbeddingRequests(), 2)
+
+	// A failing second batch still reports what the first one spent.
+	srv.QueueEmbeddings(fakeopenai.Embeddings([]float32{1, 0}, []float32{0, 1}).WithUsage(5, 0),
+		fakeopenai.Error(http.StatusBadRequest, "no"))
+	_, tokens, err = emb.EmbedCounted(context.Background(), []string{"a", "b", "c"})
+	require.Error(t, err)
+	assert.Equal(t, 5, tokens)
+}
+
+// A 404 — the model (Azure: deployment) is unknown — is told apart with
+// ErrNotFound, for chat and embeddings; other failures are not.
+func TestNotFoundIsToldApart(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.QueueChat(fakeopenai.Error(http.StatusNotFound, "The model `nope` does not exist"))
+	srv.QueueEmbeddings(fakeopenai.Error(http.StatusNotFound, "The model `nope` does not exist"), fakeopenai.Error(http.StatusBadRequest, "bad"))
+	cfg := compatible(srv)
+	cfg.MaxRetries = -1
+	cfg.EmbeddingDimensions = 2
+	chat, err := openai.NewChat(cfg)
+	require.NoError(t, err)
+	_, err = chat.Complete(context.Background(), &agent.ChatRequest{Messages: []agent.Message{agent.UserText("hi")}})
+	assert.ErrorIs(t, err, openai.ErrNotFound)
+	assert.ErrorContains(t, err, "does not exist")
+	emb := newEmbedder(t, cfg)
+	_, err = emb.Embed(context.Background(), []string{"x"})
+	assert.ErrorIs(t, err, openai.ErrNotFound)
+	_, err = emb.Embed(context.Background(), []string{"x"})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, openai.ErrNotFound)
+}
+
+func TestMeasureDimensions(t *testing.T) {
+	srv := fakeopenai.New(t, fakeopenai.WithEmbeddingDimensions(24))
+	cfg := compatible(srv)
+	cfg.EmbeddingModel = "some-local-model"
+	cfg.EmbeddingDimensions = 5 // not sent: the native length is asked
+	n, err := openai.MeasureDimensions(context.Background(), cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 24, n)
+	reqs := srv.EmbeddingRequests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "some-local-model", reqs[0].Embeddings.Model)
+	assert.NotContains(t, reqs[0].JSON, "dimensions")
+
+	srv.QueueEmbeddings(fakeopenai.Error(http.StatusNotFound, "no such model"))
+	cfg.MaxRetries = -1
+	_, err = openai.MeasureDimensions(context.Background(), cfg)
+	assert.ErrorIs(t, err, openai.ErrNotFound)
+	srv.QueueEmbeddings(fakeopenai.Embeddings())
+	_, err = openai.MeasureDimensions(context.Background(), cfg)
+	assert.ErrorContains(t, err, "0 vectors")
 }

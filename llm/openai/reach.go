@@ -18,6 +18,10 @@ import (
 // message names the endpoint and the cause.
 var ErrUnreachable = errors.New("server unreachable")
 
+// ErrNotFound reports a server that answered 404 Not Found: the model
+// (Azure: the deployment) is unknown to it, or the base URL is wrong.
+var ErrNotFound = errors.New("model or deployment not found")
+
 // reportAttempts is the SDK middleware that reports each attempt's error
 // to internal/reach.
 var reportAttempts = option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {

@@ -99,7 +99,9 @@ async function main() {
   }
   assert.ok(result.memory_operations.some((op) => op.memory_item.kind === "chat_summary"));
   assert.ok(result.memory_operations.some((op) => /coffee/.test(op.memory_item.content)));
-  assert.equal(typeof result.usage.total_tokens, "number");
+  // Offline the counts are the offline client's word counts: not zero.
+  assert.ok(result.usage.input_tokens > 0 && result.usage.output_tokens > 0, "usage counted: " + JSON.stringify(result.usage));
+  assert.equal(result.usage.total_tokens, result.usage.input_tokens + result.usage.output_tokens + result.usage.embedding_tokens);
   ok("update_memories");
   const state = JSON.parse(await poller.serialize());
   const loc = state.state.config.operationLocation;
@@ -134,6 +136,26 @@ async function main() {
   assert.ok(!bob.memories.some((m) => /coffee/.test(m.memory_item.content)), "bob sees none of alice's");
   const elsewhere = await ms.searchMemories(other, "alice", { items: [user("coffee")] });
   assert.ok(!elsewhere.memories.some((m) => /coffee/.test(m.memory_item.content)), "another store sees none");
+  // previous_search_id: a vague follow-up continues the search before it;
+  // an unknown id is refused naming the field.
+  const followUp = await ms.searchMemories(name, "alice", {
+    items: [user("Which one was it?")],
+    previousSearchId: search.search_id,
+    options: { max_memories: 5 },
+  });
+  assert.ok(followUp.search_id && followUp.search_id !== search.search_id);
+  assert.ok(followUp.memories.some((m) => /coffee/.test(m.memory_item.content)), "the follow-up sees the conversation");
+  const unknownSearch = await expectStatus(
+    ms.searchMemories(name, "alice", { items: [user("And then?")], previousSearchId: "memsearch_unknown" }),
+    400,
+    "unknown previous_search_id",
+  );
+  assert.equal(unknownSearch.details.error.param, "previous_search_id");
+  await expectStatus(
+    ms.searchMemories(name, "bob", { items: [user("And then?")], previousSearchId: followUp.search_id }),
+    400,
+    "another scope's previous_search_id",
+  );
   ok("search_memories");
 
   // 8 list memories
