@@ -411,7 +411,7 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	defer unlockAccept()
 	unlockRun := s.lockScope("run", userID)
 	defer unlockRun()
-	if err := s.deleteUpdates(ctx, name, scope, true); err != nil {
+	if err := s.deleteScopeUpdates(ctx, name, scope); err != nil {
 		return err
 	}
 	p, err := s.providerFor(def)

@@ -93,6 +93,11 @@ type Config struct {
 	// default_ttl_seconds are removed (they are hidden from every read
 	// as soon as they expire); zero means DefaultSweepInterval.
 	SweepInterval time.Duration
+	// UpdateRetention is how long an update's record (what the poller of
+	// updates/{update_id} reads) is kept once the update completed,
+	// failed or was superseded; the sweep then deletes it. Zero means
+	// DefaultUpdateRetention (24 hours).
+	UpdateRetention time.Duration
 }
 
 // APIKey is a key the service accepts.
@@ -152,6 +157,9 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	}
 	if cfg.SweepInterval <= 0 {
 		cfg.SweepInterval = DefaultSweepInterval
+	}
+	if cfg.UpdateRetention <= 0 {
+		cfg.UpdateRetention = DefaultUpdateRetention
 	}
 	for i, k := range cfg.Keys {
 		if k.Key == "" {

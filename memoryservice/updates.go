@@ -269,13 +269,13 @@ func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scop
 			s.schedule(old.rec)
 		}
 	}
-	if err := s.noteScope(ctx, name, scope); err != nil {
-		restore()
-		return nil, err
-	}
 	now := s.cfg.Now()
 	rec := &updateRecord{ID: newID("memupd_"), Store: name, Scope: scope, Status: statusQueued,
 		PreviousUpdateID: prevID, CreatedAt: now, DueAt: now.Add(delay), SessionID: newID("mss_")}
+	if err := s.indexUpdate(ctx, name, scope, rec.ID, now); err != nil {
+		restore()
+		return nil, err
+	}
 	if old != nil {
 		rec.SessionID = old.rec.SessionID
 		rec.Turns = old.rec.Turns
@@ -440,8 +440,45 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "delete",
 			MemoryItem: memoryItem{MemoryID: id, Scope: rec.Scope, Kind: kindOfID(id), UpdatedAt: s.cfg.Now().Unix(), Content: "", docID: docID}})
 	}
+	// The record keeps what each operation did, not the text: a poll reads
+	// the items as they are now (liveOperations), so forgetting an item
+	// leaves nothing of it here.
+	for i := range res.MemoryOperations {
+		res.MemoryOperations[i].MemoryItem.Content = ""
+	}
 	rec.Result = res
 	s.finish(ctx, rec, nil)
+}
+
+// liveOperations fills a finished update's memory operations with their
+// items as the scope holds them now: an item since forgotten (deleted,
+// expired, its session forgotten) shows with empty content, and a record
+// of an earlier version that kept the text never shows it.
+func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *updateRecord) error {
+	if rec.Result == nil || len(rec.Result.MemoryOperations) == 0 {
+		return nil
+	}
+	now, err := s.scopeItems(ctx, def, rec.Scope)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]memoryItem, len(now))
+	for _, it := range now {
+		byID[it.MemoryID] = it
+	}
+	ops := make([]memoryOperation, len(rec.Result.MemoryOperations))
+	for i, op := range rec.Result.MemoryOperations {
+		if it, ok := byID[op.MemoryItem.MemoryID]; ok && op.Kind != "delete" {
+			op.MemoryItem = it
+		} else {
+			op.MemoryItem.Content = ""
+		}
+		ops[i] = op
+	}
+	res := *rec.Result
+	res.MemoryOperations = ops
+	rec.Result = &res
+	return nil
 }
 
 // finish stores rec as completed, or failed with err. A run cut short by
@@ -466,15 +503,19 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 
 func (s *Service) getUpdate(w http.ResponseWriter, r *http.Request) {
 	name, id := r.PathValue("name"), r.PathValue("id")
-	if _, _, err := s.loadStore(r.Context(), name); err != nil {
+	def, _, err := s.loadStore(r.Context(), name)
+	if err != nil {
 		s.fail(w, r, "get update", err)
 		return
 	}
 	var rec updateRecord
-	_, err := s.getRecord(r.Context(), updateDocID(id), &rec)
+	_, err = s.getRecord(r.Context(), updateDocID(id), &rec)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && rec.Store != name) {
 		writeError(w, notFound("update_id", "update %q not found in memory store %q", id, name))
 		return
+	}
+	if err == nil {
+		err = s.liveOperations(r.Context(), def, &rec)
 	}
 	if err != nil {
 		s.fail(w, r, "get update", err)
@@ -519,19 +560,19 @@ func (s *Service) resume(ctx context.Context) error {
 	return nil
 }
 
-// deleteUpdates removes the update records of memory store name (of one
-// scope when scope is set), dropping queued ones from the schedule.
-func (s *Service) deleteUpdates(ctx context.Context, name, scope string, oneScope bool) error {
+// deleteUpdates removes the update records of memory store name that no
+// scope lists any more (those of versions before the scope index), once
+// every scope has been forgotten, dropping queued ones from the schedule.
+// It reads every update record, as deleting a store is rare; deleting a
+// scope reads only the scope's (deleteScopeUpdates).
+func (s *Service) deleteUpdates(ctx context.Context, name string) error {
 	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{})
 	if err != nil {
 		return err
 	}
 	for _, d := range docs {
 		var rec updateRecord
-		if _, err := s.getRecordFrom(d, &rec); err != nil {
-			continue
-		}
-		if rec.Store != name || (oneScope && rec.Scope != scope) {
+		if _, err := s.getRecordFrom(d, &rec); err != nil || rec.Store != name {
 			continue
 		}
 		userID := UserID(rec.Store, rec.Scope)
