@@ -546,6 +546,27 @@ func (s *Service) resume(ctx context.Context) error {
 	for _, rec := range recs {
 		newest[UserID(rec.Store, rec.Scope)] = rec
 	}
+	// A crash after a new update was written and before the queued one it
+	// continues was marked superseded leaves both queued on one session:
+	// the older is superseded now, as it would have been.
+	// (Or the write that marked it failed, which is only logged.)
+	lastOf := map[string]*updateRecord{} // newest unfinished update by session
+	for _, rec := range recs {
+		lastOf[rec.SessionID] = rec
+	}
+	kept := recs[:0]
+	for _, rec := range recs {
+		if last := lastOf[rec.SessionID]; rec.Status == statusQueued && last != rec {
+			rec.Status, rec.SupersededBy = statusSuperseded, last.ID
+			if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, false, rec); err != nil {
+				return fmt.Errorf("memoryservice: resume updates: supersede %s: %w", rec.ID, err)
+			}
+			s.log.InfoContext(ctx, "memoryservice: an update left queued by a crash superseded", "update", rec.ID, "superseded_by", last.ID)
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	recs = kept
 	for _, rec := range recs {
 		if rec.Status == statusQueued && newest[UserID(rec.Store, rec.Scope)] == rec {
 			s.schedule(rec)

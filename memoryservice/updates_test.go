@@ -152,3 +152,44 @@ func TestAnUpdateInProgressAtCrashIsRunAgain(t *testing.T) {
 	operations(t, done)
 	assert.Contains(t, strings.ToLower(contents(s2.list("support", "erin", ""))), "aisle")
 }
+
+// A crash after a new update of a scope is written and before the queued
+// one it continues is marked superseded leaves two queued updates on one
+// session. The restart supersedes the older by the newer, which then runs
+// alone and ends the session once.
+func TestACrashBeforeSupersedingLeavesOneQueuedUpdate(t *testing.T) {
+	path := dbPath(t)
+	s := start(t, path, Config{})
+	s.createStore("support", nil)
+	first := s.update("support", "fay", 3600, "I live in Lisbon.")
+	second := s.update("support", "fay", 3600, "I am saving for a house.")
+	// As the crash leaves it: the first still queued, on the same session.
+	ctx := context.Background()
+	var rec updateRecord
+	_, err := s.svc.getRecord(ctx, updateDocID(first), &rec)
+	require.NoError(t, err)
+	require.Equal(t, statusSuperseded, rec.Status)
+	rec.Status, rec.SupersededBy = statusQueued, ""
+	require.NoError(t, s.svc.putRecord(ctx, updateDocID(first), "", rec.CreatedAt, true, &rec))
+	s.stop()
+
+	clk := &clock{}
+	s2 := start(t, path, Config{Now: clk.Now})
+	_, out, _ := s2.do("GET", "/memory_stores/support/updates/"+first, nil)
+	assert.Equal(t, "superseded", out["status"], "%v", out)
+	assert.Equal(t, second, out["superseded_by"])
+	_, out, _ = s2.do("GET", "/memory_stores/support/updates/"+second, nil)
+	assert.Equal(t, "queued", out["status"], "the newer waits for its own due time")
+	s2.stop()
+
+	clk.Add(2 * time.Hour)
+	s3 := start(t, path, Config{Now: clk.Now})
+	operations(t, s3.wait("support", second))
+	ss, err := s3.st.ListSessions(ctx, UserID("support", "fay"), store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "one session")
+	turns, err := s3.st.ListTurns(ctx, UserID("support", "fay"), ss[0].ID, 1)
+	require.NoError(t, err)
+	assert.Len(t, turns, 2, "both updates' items")
+	assert.Contains(t, strings.ToLower(contents(s3.list("support", "fay", ""))), "house")
+}
