@@ -43,9 +43,14 @@ type updateRecord struct {
 	DueAt            time.Time `json:"due_at"`
 	// Turns is how many turns the update recorded into its session.
 	Turns int `json:"turns"`
-	// Before maps the scope's memory items (id to updated_at) as the run
-	// began, so a run resumed after a crash lists what the whole run did.
-	Before map[string]int64 `json:"before,omitempty"`
+	// Reopened marks an update that continues the session of a completed
+	// update (previous_update_id): the run ends it again even if no turn
+	// was recorded (a crash between reopening and recording).
+	Reopened bool `json:"reopened,omitempty"`
+	// Before maps the scope's memory items (id to the nanosecond of their
+	// last write) as the run began, so a run resumed after a crash lists
+	// what the whole run did.
+	Before map[string]int64 `json:"before_ns,omitempty"`
 	Result *updateResult    `json:"result,omitempty"`
 	Error  *apiError        `json:"error,omitempty"`
 }
@@ -202,8 +207,8 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 		}
 		delay = time.Duration(d) * time.Second
 	}
+	var prev updateRecord
 	if req.PreviousUpdateID != "" {
-		var prev updateRecord
 		_, err := s.getRecord(ctx, updateDocID(req.PreviousUpdateID), &prev)
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && prev.Store != name) {
 			writeError(w, badRequest("previous_update_id", "%q is not an update of memory store %q", req.PreviousUpdateID, name))
@@ -223,7 +228,14 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 		s.fail(w, r, "update memories", err)
 		return
 	}
-	rec, err := s.accept(ctx, p, userID, name, req.Scope, req.PreviousUpdateID, msgs, delay)
+	var cont string // a completed update's session to continue
+	if req.PreviousUpdateID != "" && len(msgs) > 0 {
+		if cont, err = s.continuedSession(ctx, &prev); err != nil {
+			s.fail(w, r, "update memories", err)
+			return
+		}
+	}
+	rec, err := s.accept(ctx, p, userID, name, req.Scope, req.PreviousUpdateID, cont, msgs, delay)
 	if err != nil {
 		s.fail(w, r, "update memories", err)
 		return
@@ -245,12 +257,70 @@ func (s *Service) operationLocation(r *http.Request, name, id string) string {
 	return u.String()
 }
 
+// maxSupersededHops bounds the walk along superseded_by from a
+// previous_update_id to the update that ran.
+const maxSupersededHops = 100
+
+// continuedSession returns the session that previous_update_id prev
+// continues when prev (or, if it was superseded, the update that
+// superseded it, and so on) completed having recorded turns: the new
+// update's items continue that conversation. It returns "" when the
+// update failed, recorded nothing, or is still queued or running (a
+// queued one is continued anyway, as the debounce).
+func (s *Service) continuedSession(ctx context.Context, prev *updateRecord) (string, error) {
+	cur := prev
+	for range maxSupersededHops {
+		if cur.Status != statusSuperseded || cur.SupersededBy == "" {
+			break
+		}
+		var next updateRecord
+		_, err := s.getRecord(ctx, updateDocID(cur.SupersededBy), &next)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", nil // retired or forgotten
+		}
+		if err != nil {
+			return "", err
+		}
+		cur = &next
+	}
+	if cur.Status != statusCompleted || cur.Turns == 0 {
+		return "", nil
+	}
+	return cur.SessionID, nil
+}
+
+// reopenSession makes the completed memory session id of userID active
+// again, so that an update continues it, and reports whether it did: a
+// session forgotten since, or not completed (being written or ended by
+// another update), is not reopened. It keeps the session's summary, which
+// stays listed until the session ends again, and marks its reflection
+// pending: reflection then reads the turns after those it read before.
+func (s *Service) reopenSession(ctx context.Context, userID, id string) (bool, error) {
+	d, err := s.st.GetSession(ctx, userID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if d.Status != store.SessionCompleted {
+		return false, nil
+	}
+	d.Status, d.ReflectionStatus, d.UpdatedAt = store.SessionActive, store.ReflectionPending, s.cfg.Now().UTC()
+	err = s.st.PutSession(ctx, userID, d) // under the ETag it was read with
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // accept makes an update durable before it is answered: the record first
 // (queued), then the items as turns of the scope's open memory session. A
 // queued update of the same scope is superseded by this one, whose
-// session it continues (the debounce of update_delay).
-// It returns the update as the API shows it on acceptance.
-func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID string, msgs []agent.Message, delay time.Duration) (map[string]any, error) {
+// session it continues (the debounce of update_delay); failing that, the
+// completed session cont (of previous_update_id) is reopened and
+// continued. It returns the update as the API shows it on acceptance.
+func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID, cont string, msgs []agent.Message, delay time.Duration) (map[string]any, error) {
 	unlock := s.lockScope("accept", userID)
 	defer unlock()
 	s.mu.Lock()
@@ -279,10 +349,26 @@ func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scop
 	if old != nil {
 		rec.SessionID = old.rec.SessionID
 		rec.Turns = old.rec.Turns
+	} else if cont != "" {
+		rec.SessionID, rec.Reopened = cont, true
 	}
 	if err := s.putRecord(ctx, updateDocID(rec.ID), store.CreateOnly, now, true, rec); err != nil {
 		restore()
 		return nil, err
+	}
+	if rec.Reopened {
+		ok, err := s.reopenSession(ctx, userID, cont)
+		if err != nil {
+			restore()
+			return nil, fmt.Errorf("continue the previous update's session: %w", err)
+		}
+		if !ok { // gone or busy: a session of its own
+			rec.SessionID, rec.Reopened = newID("mss_"), false
+			if err := s.putRecord(ctx, updateDocID(rec.ID), "", now, true, rec); err != nil {
+				restore()
+				return nil, err
+			}
+		}
 	}
 	sess, err := agent.NewSession(rec.SessionID, userID)
 	if err != nil {
@@ -381,14 +467,18 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		}
 		rec.Before = map[string]int64{}
 		for _, it := range before {
-			rec.Before[it.MemoryID] = it.UpdatedAt
+			rec.Before[it.MemoryID] = it.version
 		}
 	}
 	rec.Status = statusInProgress
 	if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
 		log.WarnContext(ctx, "memoryservice: marking an update in progress", "err", err)
 	}
-	if rec.Turns > 0 {
+	end := rec.Turns > 0
+	if rec.Reopened { // not if forgotten meanwhile, or ended before a crash
+		end = s.sessionActive(ctx, userID, rec.SessionID)
+	}
+	if end {
 		sess, err := agent.NewSession(rec.SessionID, userID)
 		if err != nil {
 			s.finish(ctx, rec, err)
@@ -424,7 +514,7 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		switch {
 		case !had:
 			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "create", MemoryItem: it})
-		case at != it.UpdatedAt:
+		case at != it.version:
 			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "update", MemoryItem: it})
 		}
 	}
@@ -479,6 +569,13 @@ func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *upd
 	res.MemoryOperations = ops
 	rec.Result = &res
 	return nil
+}
+
+// sessionActive reports whether session id of userID is stored and
+// active.
+func (s *Service) sessionActive(ctx context.Context, userID, id string) bool {
+	d, err := s.st.GetSession(ctx, userID, id)
+	return err == nil && d.Status == store.SessionActive
 }
 
 // finish stores rec as completed, or failed with err. A run cut short by

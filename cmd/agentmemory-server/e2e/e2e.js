@@ -120,6 +120,13 @@ async function main() {
     })
     .pollUntilDone();
   assert.ok(second.memory_operations.length > 0);
+  // ... of a completed update: its conversation goes on, and its chat
+  // summary is updated rather than a second one made
+  const firstSummary = result.memory_operations.find((op) => op.memory_item.kind === "chat_summary").memory_item;
+  const again = second.memory_operations.filter((op) => op.memory_item.kind === "chat_summary");
+  assert.deepEqual(again.map((op) => [op.kind, op.memory_item.memory_id]), [["update", firstSummary.memory_id]]);
+  assert.match(again[0].memory_item.content, /cappuccino/);
+  ok("previous_update_id");
   // another scope and another store, for isolation
   await ms.updateMemories(name, "bob", { items: [user("I prefer green tea.")], updateDelayInSecs: 0, updateIntervalInMs: 100 }).pollUntilDone();
   await ms.updateMemories(other, "alice", { items: [user("I prefer sparkling water.")], updateDelayInSecs: 0, updateIntervalInMs: 100 }).pollUntilDone();
