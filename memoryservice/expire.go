@@ -101,6 +101,12 @@ func (s *Service) sweep(ctx context.Context) error {
 // expireScope forgets a scope's memories older than its store's TTL, not
 // while an update of the scope runs.
 func (s *Service) expireScope(ctx context.Context, m *memoryStore, scope string) error {
+	return s.expire(ctx, m, scope, false)
+}
+
+// expire is expireScope for a caller that may hold the scope's run lock
+// already (locked).
+func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, locked bool) error {
 	cut := s.cutoff(m)
 	if cut.IsZero() {
 		return nil
@@ -110,8 +116,10 @@ func (s *Service) expireScope(ctx context.Context, m *memoryStore, scope string)
 	if err != nil {
 		return err
 	}
-	unlock := s.lockScope("run", userID)
-	defer unlock()
+	if !locked {
+		unlock := s.lockScope("run", userID)
+		defer unlock()
+	}
 	rc, err := p.ForgetBefore(ctx, userID, cut)
 	if err != nil && !errors.Is(err, provider.ErrNotLogged) {
 		return err
