@@ -98,6 +98,12 @@ type Config struct {
 	// failed or was superseded; the sweep then deletes it. Zero means
 	// DefaultUpdateRetention (24 hours).
 	UpdateRetention time.Duration
+	// TrustForwarded makes the address clients poll (Operation-Location)
+	// the one a proxy in front says it serves, from the Forwarded header
+	// or X-Forwarded-Proto and X-Forwarded-Host. Set it only behind a
+	// proxy that sets or strips those headers, as any client can send
+	// them; false (the default) never reads them.
+	TrustForwarded bool
 }
 
 // APIKey is a key the service accepts.

@@ -246,11 +246,8 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 
 // operationLocation is the address the client polls.
 func (s *Service) operationLocation(r *http.Request, name, id string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: "/memory_stores/" + name + "/updates/" + id}
+	scheme, host := s.publicAddress(r)
+	u := url.URL{Scheme: scheme, Host: host, Path: "/memory_stores/" + name + "/updates/" + id}
 	if v := r.URL.Query().Get("api-version"); v != "" {
 		u.RawQuery = url.Values{"api-version": {v}}.Encode()
 	}
