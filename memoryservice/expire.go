@@ -62,7 +62,8 @@ func (s *Service) sweepLoop(interval time.Duration) {
 
 // sweep forgets, in every scope of every memory store with a
 // default_ttl_seconds, the memories older than it
-// (provider.MemoryProvider.ForgetBefore, logged as expired).
+// (provider.MemoryProvider.ForgetBefore, logged as expired), and deletes
+// the records of updates finished longer than Config.UpdateRetention ago.
 func (s *Service) sweep(ctx context.Context) error {
 	defs, err := s.listRecords(ctx, "store.", store.SessionFilter{})
 	if err != nil {
@@ -71,7 +72,7 @@ func (s *Service) sweep(ctx context.Context) error {
 	var errs []error
 	for _, d := range defs {
 		var m memoryStore
-		if _, err := s.getRecordFrom(d, &m); err != nil || m.ttl() <= 0 {
+		if _, err := s.getRecordFrom(d, &m); err != nil {
 			continue
 		}
 		scopes, err := s.listRecords(ctx, "scope."+m.Name+".", store.SessionFilter{})
@@ -84,7 +85,12 @@ func (s *Service) sweep(ctx context.Context) error {
 			if _, err := s.getRecordFrom(sd, &sc); err != nil || sc.Store != m.Name {
 				continue
 			}
-			if err := s.expireScope(ctx, &m, sc.Scope); err != nil {
+			if m.ttl() > 0 {
+				if err := s.expireScope(ctx, &m, sc.Scope); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if err := s.retireUpdates(ctx, &sc); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -95,6 +101,12 @@ func (s *Service) sweep(ctx context.Context) error {
 // expireScope forgets a scope's memories older than its store's TTL, not
 // while an update of the scope runs.
 func (s *Service) expireScope(ctx context.Context, m *memoryStore, scope string) error {
+	return s.expire(ctx, m, scope, false)
+}
+
+// expire is expireScope for a caller that may hold the scope's run lock
+// already (locked).
+func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, locked bool) error {
 	cut := s.cutoff(m)
 	if cut.IsZero() {
 		return nil
@@ -104,8 +116,10 @@ func (s *Service) expireScope(ctx context.Context, m *memoryStore, scope string)
 	if err != nil {
 		return err
 	}
-	unlock := s.lockScope("run", userID)
-	defer unlock()
+	if !locked {
+		unlock := s.lockScope("run", userID)
+		defer unlock()
+	}
 	rc, err := p.ForgetBefore(ctx, userID, cut)
 	if err != nil && !errors.Is(err, provider.ErrNotLogged) {
 		return err

@@ -148,3 +148,49 @@ func manyKeys(n int) map[string]string {
 	}
 	return m
 }
+
+// Operation-Location names the address the client reached. Behind a TLS
+// proxy that is the proxy's: with Config.TrustForwarded the Forwarded
+// header (or X-Forwarded-Proto and X-Forwarded-Host) says it; without, the
+// headers are never read, as any client may send them.
+func TestOperationLocationBehindAProxy(t *testing.T) {
+	location := func(s *server, h map[string]string) string {
+		t.Helper()
+		raw := `{"scope":"alice","items":[{"type":"message","role":"user","content":"I like tea."}],"update_delay":3600}`
+		req, err := http.NewRequest("POST", s.srv.URL+"/memory_stores/support:update_memories?api-version=v1", strings.NewReader(raw))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusAccepted, resp.StatusCode)
+		return resp.Header.Get("Operation-Location")
+	}
+	forwarded := map[string]string{"Forwarded": `for=10.0.0.1;proto=https;host="memory.example:8443", for=10.0.0.2;proto=http;host=inner`}
+	xf := map[string]string{"X-Forwarded-Proto": "https, http", "X-Forwarded-Host": "memory.example, inner:80"}
+	bad := map[string]string{"X-Forwarded-Proto": "gopher", "X-Forwarded-Host": "evil.example/path?x"}
+
+	plain := start(t, dbPath(t), Config{})
+	plain.createStore("support", nil)
+	direct := "http://" + strings.TrimPrefix(plain.srv.URL, "http://")
+	for _, h := range []map[string]string{nil, forwarded, xf} {
+		assert.True(t, strings.HasPrefix(location(plain, h), direct+"/memory_stores/support/updates/"), "untrusted by default: %v", h)
+	}
+
+	proxied := start(t, dbPath(t), Config{TrustForwarded: true})
+	proxied.createStore("support", nil)
+	loc := location(proxied, forwarded)
+	assert.True(t, strings.HasPrefix(loc, "https://memory.example:8443/memory_stores/support/updates/"), loc)
+	assert.True(t, strings.HasSuffix(loc, "?api-version=v1"), loc)
+	loc = location(proxied, xf)
+	assert.True(t, strings.HasPrefix(loc, "https://memory.example/memory_stores/support/updates/"), loc)
+	loc = location(proxied, map[string]string{"X-Forwarded-Proto": "https"})
+	assert.True(t, strings.HasPrefix(loc, "https://"+strings.TrimPrefix(proxied.srv.URL, "http://")+"/"), "the proto alone: %s", loc)
+	loc = location(proxied, bad)
+	assert.True(t, strings.HasPrefix(loc, proxied.srv.URL+"/memory_stores/"), "malformed values are ignored: %s", loc)
+	loc = location(proxied, nil)
+	assert.True(t, strings.HasPrefix(loc, proxied.srv.URL+"/memory_stores/"), "no header: %s", loc)
+}

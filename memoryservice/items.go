@@ -30,6 +30,9 @@ type memoryItem struct {
 	Content   string `json:"content"`
 	Kind      string `json:"kind"`
 	docID     string
+	// version is the document's last write in nanoseconds: an update
+	// tells a changed item by it (UpdatedAt has whole seconds).
+	version int64
 }
 
 func kindOfID(id string) string {
@@ -55,11 +58,14 @@ func insightItem(scope string, in *store.Insight) (memoryItem, bool) {
 		letter, kind = itemProcedural, kindProcedural
 	}
 	return memoryItem{MemoryID: itemID(letter, scope, in.ID), UpdatedAt: at.Unix(), Scope: scope,
-		Content: in.InsightText, Kind: kind, docID: in.ID}, true
+		Content: in.InsightText, Kind: kind, docID: in.ID, version: at.UnixNano()}, true
 }
 
+// sessionItem is a session's chat_summary item: a completed session's,
+// or a reopened one's (continued by previous_update_id), which shows the
+// summary of its earlier end until it ends again.
 func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
-	if d.Status != store.SessionCompleted || strings.TrimSpace(d.Summary) == "" {
+	if (d.Status != store.SessionCompleted && !reopened(d)) || strings.TrimSpace(d.Summary) == "" {
 		return memoryItem{}, false
 	}
 	at := d.UpdatedAt
@@ -67,7 +73,13 @@ func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
 		at = d.EndTime
 	}
 	return memoryItem{MemoryID: itemID(itemSummary, scope, d.ID), UpdatedAt: at.Unix(), Scope: scope,
-		Content: d.Summary, Kind: kindChatSummary, docID: d.ID}, true
+		Content: d.Summary, Kind: kindChatSummary, docID: d.ID, version: at.UnixNano()}, true
+}
+
+// reopened reports an active session that had ended once: a session an
+// update continues with previous_update_id (reopenSession).
+func reopened(d *store.SessionSummary) bool {
+	return d.Status == store.SessionActive && !d.EndTime.IsZero()
 }
 
 // scopeItems lists every memory item of a scope, by kinds the store has
@@ -92,7 +104,7 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 		}
 	}
 	if def.summaryEnabled() {
-		ss, err := s.st.ListSessions(ctx, userID, store.SessionFilter{Status: store.SessionCompleted})
+		ss, err := s.st.ListSessions(ctx, userID, store.SessionFilter{}) // completed and reopened
 		if err != nil {
 			return nil, err
 		}
@@ -444,7 +456,7 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	defer unlockAccept()
 	unlockRun := s.lockScope("run", userID)
 	defer unlockRun()
-	if err := s.deleteUpdates(ctx, name, scope, true); err != nil {
+	if err := s.deleteScopeUpdates(ctx, name, scope); err != nil {
 		return err
 	}
 	p, err := s.providerFor(def)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,43 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 	code, _, _ := s.do("POST", "/memory_stores/alpha:delete_scope", map[string]any{"scope": "alice"})
 	require.Equal(t, http.StatusOK, code)
 	assert.NotContains(t, callText(t, cs, "search_memory", map[string]any{"query": "coffee"}), "dark roast")
+}
+
+// An MCP tool that writes a scope waits while an update of the scope runs
+// (it takes the scope's lock, as the update and delete_scope do): a turn
+// recorded in the middle of a run would otherwise be listed among the
+// update's memory operations, or outlive a delete_scope under way. A
+// read does not wait.
+func TestMCPWritesWaitForTheScopesUpdate(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("alpha", nil)
+	cs, err := mcpSession(t, s, "", "alpha", "alice")
+	require.NoError(t, err)
+	defer cs.Close()
+
+	unlock := s.svc.lockScope("run", UserID("alpha", "alice")) // as a run holds it
+	done := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "record_turn",
+			Arguments: map[string]any{"session_id": "s1", "user": "I prefer dark roast coffee.", "assistant": "Noted."}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		raw, _ := json.Marshal(res)
+		done <- string(raw)
+	}()
+	callText(t, cs, "search_memory", map[string]any{"query": "coffee"}) // a read goes on (callText fails on an error)
+	select {
+	case out := <-done:
+		t.Fatalf("record_turn ran while the scope's update held it: %s", out)
+	case <-time.After(300 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case out := <-done:
+		assert.NotContains(t, out, `"isError":true`)
+	case <-time.After(10 * time.Second):
+		t.Fatal("record_turn still waiting after the update")
+	}
 }

@@ -76,10 +76,13 @@ func (s *Service) deleteRecord(ctx context.Context, id string) error {
 }
 
 // scopeRecord indexes a scope of a memory store, so deleting the store
-// can forget every scope.
+// can forget every scope, and the scope's updates.
 type scopeRecord struct {
 	Store string `json:"store"`
 	Scope string `json:"scope"`
+	// Updates names the scope's update records, so deleting the scope
+	// and retiring finished updates read only the scope's.
+	Updates []updateRef `json:"updates,omitempty"`
 }
 
 // noteScope records that memory store name has scope (once).

@@ -148,6 +148,17 @@ type Config struct {
 	// default_ttl_seconds are removed (they are hidden from every read
 	// as soon as they expire); zero means DefaultSweepInterval.
 	SweepInterval time.Duration
+	// UpdateRetention is how long an update's record (what the poller of
+	// updates/{update_id} reads) is kept once the update completed,
+	// failed or was superseded; the sweep then deletes it. Zero means
+	// DefaultUpdateRetention (24 hours).
+	UpdateRetention time.Duration
+	// TrustForwarded makes the address clients poll (Operation-Location)
+	// the one a proxy in front says it serves, from the Forwarded header
+	// or X-Forwarded-Proto and X-Forwarded-Host. Set it only behind a
+	// proxy that sets or strips those headers, as any client can send
+	// them; false (the default) never reads them.
+	TrustForwarded bool
 }
 
 // APIKey is a key the service accepts.
@@ -217,6 +228,9 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	}
 	if cfg.MaxSearches <= 0 {
 		cfg.MaxSearches = DefaultMaxSearches
+	}
+	if cfg.UpdateRetention <= 0 {
+		cfg.UpdateRetention = DefaultUpdateRetention
 	}
 	for i, k := range cfg.Keys {
 		if k.Key == "" {

@@ -226,3 +226,15 @@ func errorParam(t *testing.T, out map[string]any) string {
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// updateWith posts update_memories with body (scope added) and returns the
+// update id.
+func (s *server) updateWith(name, scope string, body map[string]any) string {
+	s.t.Helper()
+	body["scope"] = scope
+	code, out, _ := s.do("POST", "/memory_stores/"+name+":update_memories", body)
+	require.Equal(s.t, http.StatusAccepted, code, "%v", out)
+	id, _ := out["update_id"].(string)
+	require.NotEmpty(s.t, id)
+	return id
+}

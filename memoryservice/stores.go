@@ -405,7 +405,7 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request, name strin
 			return
 		}
 	}
-	if err := s.deleteUpdates(ctx, name, "", false); err != nil {
+	if err := s.deleteUpdates(ctx, name); err != nil {
 		s.fail(w, r, "delete memory store", err)
 		return
 	}

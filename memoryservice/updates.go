@@ -44,9 +44,14 @@ type updateRecord struct {
 	DueAt            time.Time `json:"due_at"`
 	// Turns is how many turns the update recorded into its session.
 	Turns int `json:"turns"`
-	// Before maps the scope's memory items (id to updated_at) as the run
-	// began, so a run resumed after a crash lists what the whole run did.
-	Before map[string]int64 `json:"before,omitempty"`
+	// Reopened marks an update that continues the session of a completed
+	// update (previous_update_id): the run ends it again even if no turn
+	// was recorded (a crash between reopening and recording).
+	Reopened bool `json:"reopened,omitempty"`
+	// Before maps the scope's memory items (id to the nanosecond of their
+	// last write) as the run began, so a run resumed after a crash lists
+	// what the whole run did.
+	Before map[string]int64 `json:"before_ns,omitempty"`
 	Result *updateResult    `json:"result,omitempty"`
 	Error  *apiError        `json:"error,omitempty"`
 }
@@ -212,8 +217,8 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 		}
 		delay = time.Duration(d) * time.Second
 	}
+	var prev updateRecord
 	if req.PreviousUpdateID != "" {
-		var prev updateRecord
 		_, err := s.getRecord(ctx, updateDocID(req.PreviousUpdateID), &prev)
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && prev.Store != name) {
 			writeError(w, badRequest("previous_update_id", "%q is not an update of memory store %q", req.PreviousUpdateID, name))
@@ -233,7 +238,14 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 		s.fail(w, r, "update memories", err)
 		return
 	}
-	rec, err := s.accept(ctx, p, userID, name, req.Scope, req.PreviousUpdateID, msgs, delay)
+	var cont string // a completed update's session to continue
+	if req.PreviousUpdateID != "" && len(msgs) > 0 {
+		if cont, err = s.continuedSession(ctx, &prev); err != nil {
+			s.fail(w, r, "update memories", err)
+			return
+		}
+	}
+	rec, err := s.accept(ctx, p, userID, name, req.Scope, req.PreviousUpdateID, cont, msgs, delay)
 	if err != nil {
 		s.fail(w, r, "update memories", err)
 		return
@@ -244,23 +256,78 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request, name st
 
 // operationLocation is the address the client polls.
 func (s *Service) operationLocation(r *http.Request, name, id string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	u := url.URL{Scheme: scheme, Host: r.Host, Path: "/memory_stores/" + name + "/updates/" + id}
+	scheme, host := s.publicAddress(r)
+	u := url.URL{Scheme: scheme, Host: host, Path: "/memory_stores/" + name + "/updates/" + id}
 	if v := r.URL.Query().Get("api-version"); v != "" {
 		u.RawQuery = url.Values{"api-version": {v}}.Encode()
 	}
 	return u.String()
 }
 
+// maxSupersededHops bounds the walk along superseded_by from a
+// previous_update_id to the update that ran.
+const maxSupersededHops = 100
+
+// continuedSession returns the session that previous_update_id prev
+// continues when prev (or, if it was superseded, the update that
+// superseded it, and so on) completed having recorded turns: the new
+// update's items continue that conversation. It returns "" when the
+// update failed, recorded nothing, or is still queued or running (a
+// queued one is continued anyway, as the debounce).
+func (s *Service) continuedSession(ctx context.Context, prev *updateRecord) (string, error) {
+	cur := prev
+	for range maxSupersededHops {
+		if cur.Status != statusSuperseded || cur.SupersededBy == "" {
+			break
+		}
+		var next updateRecord
+		_, err := s.getRecord(ctx, updateDocID(cur.SupersededBy), &next)
+		if errors.Is(err, store.ErrNotFound) {
+			return "", nil // retired or forgotten
+		}
+		if err != nil {
+			return "", err
+		}
+		cur = &next
+	}
+	if cur.Status != statusCompleted || cur.Turns == 0 {
+		return "", nil
+	}
+	return cur.SessionID, nil
+}
+
+// reopenSession makes the completed memory session id of userID active
+// again, so that an update continues it, and reports whether it did: a
+// session forgotten since, or not completed (being written or ended by
+// another update), is not reopened. It keeps the session's summary, which
+// stays listed until the session ends again, and marks its reflection
+// pending: reflection then reads the turns after those it read before.
+func (s *Service) reopenSession(ctx context.Context, userID, id string) (bool, error) {
+	d, err := s.st.GetSession(ctx, userID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if d.Status != store.SessionCompleted {
+		return false, nil
+	}
+	d.Status, d.ReflectionStatus, d.UpdatedAt = store.SessionActive, store.ReflectionPending, s.cfg.Now().UTC()
+	err = s.st.PutSession(ctx, userID, d) // under the ETag it was read with
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // accept makes an update durable before it is answered: the record first
 // (queued), then the items as turns of the scope's open memory session. A
 // queued update of the same scope is superseded by this one, whose
-// session it continues (the debounce of update_delay).
-// It returns the update as the API shows it on acceptance.
-func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID string, msgs []agent.Message, delay time.Duration) (map[string]any, error) {
+// session it continues (the debounce of update_delay); failing that, the
+// completed session cont (of previous_update_id) is reopened and
+// continued. It returns the update as the API shows it on acceptance.
+func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scope, prevID, cont string, msgs []agent.Message, delay time.Duration) (map[string]any, error) {
 	unlock := s.lockScope("accept", userID)
 	defer unlock()
 	s.mu.Lock()
@@ -284,20 +351,36 @@ func (s *Service) accept(ctx context.Context, p providerLike, userID, name, scop
 		meter = old.meter // the superseded update's work is this one's
 	}
 	ctx = usage.WithMeter(ctx, meter)
-	if err := s.noteScope(ctx, name, scope); err != nil {
-		restore()
-		return nil, err
-	}
 	now := s.cfg.Now()
 	rec := &updateRecord{ID: newID("memupd_"), Store: name, Scope: scope, Status: statusQueued,
 		PreviousUpdateID: prevID, CreatedAt: now, DueAt: now.Add(delay), SessionID: newID("mss_")}
+	if err := s.indexUpdate(ctx, name, scope, rec.ID, now); err != nil {
+		restore()
+		return nil, err
+	}
 	if old != nil {
 		rec.SessionID = old.rec.SessionID
 		rec.Turns = old.rec.Turns
+	} else if cont != "" {
+		rec.SessionID, rec.Reopened = cont, true
 	}
 	if err := s.putRecord(ctx, updateDocID(rec.ID), store.CreateOnly, now, true, rec); err != nil {
 		restore()
 		return nil, err
+	}
+	if rec.Reopened {
+		ok, err := s.reopenSession(ctx, userID, cont)
+		if err != nil {
+			restore()
+			return nil, fmt.Errorf("continue the previous update's session: %w", err)
+		}
+		if !ok { // gone or busy: a session of its own
+			rec.SessionID, rec.Reopened = newID("mss_"), false
+			if err := s.putRecord(ctx, updateDocID(rec.ID), "", now, true, rec); err != nil {
+				restore()
+				return nil, err
+			}
+		}
 	}
 	sess, err := agent.NewSession(rec.SessionID, userID)
 	if err != nil {
@@ -407,14 +490,18 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		}
 		rec.Before = map[string]int64{}
 		for _, it := range before {
-			rec.Before[it.MemoryID] = it.UpdatedAt
+			rec.Before[it.MemoryID] = it.version
 		}
 	}
 	rec.Status = statusInProgress
 	if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
 		log.WarnContext(ctx, "memoryservice: marking an update in progress", "err", err)
 	}
-	if rec.Turns > 0 {
+	end := rec.Turns > 0
+	if rec.Reopened { // not if forgotten meanwhile, or ended before a crash
+		end = s.sessionActive(ctx, userID, rec.SessionID)
+	}
+	if end {
 		sess, err := agent.NewSession(rec.SessionID, userID)
 		if err != nil {
 			s.finish(ctx, rec, err)
@@ -454,7 +541,7 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		switch {
 		case !had:
 			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "create", MemoryItem: it})
-		case at != it.UpdatedAt:
+		case at != it.version:
 			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "update", MemoryItem: it})
 		}
 	}
@@ -470,8 +557,52 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "delete",
 			MemoryItem: memoryItem{MemoryID: id, Scope: rec.Scope, Kind: kindOfID(id), UpdatedAt: s.cfg.Now().Unix(), Content: "", docID: docID}})
 	}
+	// The record keeps what each operation did, not the text: a poll reads
+	// the items as they are now (liveOperations), so forgetting an item
+	// leaves nothing of it here.
+	for i := range res.MemoryOperations {
+		res.MemoryOperations[i].MemoryItem.Content = ""
+	}
 	rec.Result = res
 	s.finish(ctx, rec, nil)
+}
+
+// liveOperations fills a finished update's memory operations with their
+// items as the scope holds them now: an item since forgotten (deleted,
+// expired, its session forgotten) shows with empty content, and a record
+// of an earlier version that kept the text never shows it.
+func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *updateRecord) error {
+	if rec.Result == nil || len(rec.Result.MemoryOperations) == 0 {
+		return nil
+	}
+	now, err := s.scopeItems(ctx, def, rec.Scope)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]memoryItem, len(now))
+	for _, it := range now {
+		byID[it.MemoryID] = it
+	}
+	ops := make([]memoryOperation, len(rec.Result.MemoryOperations))
+	for i, op := range rec.Result.MemoryOperations {
+		if it, ok := byID[op.MemoryItem.MemoryID]; ok && op.Kind != "delete" {
+			op.MemoryItem = it
+		} else {
+			op.MemoryItem.Content = ""
+		}
+		ops[i] = op
+	}
+	res := *rec.Result
+	res.MemoryOperations = ops
+	rec.Result = &res
+	return nil
+}
+
+// sessionActive reports whether session id of userID is stored and
+// active.
+func (s *Service) sessionActive(ctx context.Context, userID, id string) bool {
+	d, err := s.st.GetSession(ctx, userID, id)
+	return err == nil && d.Status == store.SessionActive
 }
 
 // finish stores rec as completed, or failed with err. A run cut short by
@@ -501,15 +632,19 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 
 func (s *Service) getUpdate(w http.ResponseWriter, r *http.Request) {
 	name, id := r.PathValue("name"), r.PathValue("id")
-	if _, _, err := s.loadStore(r.Context(), name); err != nil {
+	def, _, err := s.loadStore(r.Context(), name)
+	if err != nil {
 		s.fail(w, r, "get update", err)
 		return
 	}
 	var rec updateRecord
-	_, err := s.getRecord(r.Context(), updateDocID(id), &rec)
+	_, err = s.getRecord(r.Context(), updateDocID(id), &rec)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && rec.Store != name) {
 		writeError(w, notFound("update_id", "update %q not found in memory store %q", id, name))
 		return
+	}
+	if err == nil {
+		err = s.liveOperations(r.Context(), def, &rec)
 	}
 	if err != nil {
 		s.fail(w, r, "get update", err)
@@ -540,6 +675,27 @@ func (s *Service) resume(ctx context.Context) error {
 	for _, rec := range recs {
 		newest[UserID(rec.Store, rec.Scope)] = rec
 	}
+	// A crash after a new update was written and before the queued one it
+	// continues was marked superseded leaves both queued on one session:
+	// the older is superseded now, as it would have been.
+	// (Or the write that marked it failed, which is only logged.)
+	lastOf := map[string]*updateRecord{} // newest unfinished update by session
+	for _, rec := range recs {
+		lastOf[rec.SessionID] = rec
+	}
+	kept := recs[:0]
+	for _, rec := range recs {
+		if last := lastOf[rec.SessionID]; rec.Status == statusQueued && last != rec {
+			rec.Status, rec.SupersededBy = statusSuperseded, last.ID
+			if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, false, rec); err != nil {
+				return fmt.Errorf("memoryservice: resume updates: supersede %s: %w", rec.ID, err)
+			}
+			s.log.InfoContext(ctx, "memoryservice: an update left queued by a crash superseded", "update", rec.ID, "superseded_by", last.ID)
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	recs = kept
 	for _, rec := range recs {
 		if rec.Status == statusQueued && newest[UserID(rec.Store, rec.Scope)] == rec {
 			s.schedule(rec, nil)
@@ -554,19 +710,19 @@ func (s *Service) resume(ctx context.Context) error {
 	return nil
 }
 
-// deleteUpdates removes the update records of memory store name (of one
-// scope when scope is set), dropping queued ones from the schedule.
-func (s *Service) deleteUpdates(ctx context.Context, name, scope string, oneScope bool) error {
+// deleteUpdates removes the update records of memory store name that no
+// scope lists any more (those of versions before the scope index), once
+// every scope has been forgotten, dropping queued ones from the schedule.
+// It reads every update record, as deleting a store is rare; deleting a
+// scope reads only the scope's (deleteScopeUpdates).
+func (s *Service) deleteUpdates(ctx context.Context, name string) error {
 	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{})
 	if err != nil {
 		return err
 	}
 	for _, d := range docs {
 		var rec updateRecord
-		if _, err := s.getRecordFrom(d, &rec); err != nil {
-			continue
-		}
-		if rec.Store != name || (oneScope && rec.Scope != scope) {
+		if _, err := s.getRecordFrom(d, &rec); err != nil || rec.Store != name {
 			continue
 		}
 		userID := UserID(rec.Store, rec.Scope)

@@ -152,3 +152,141 @@ func TestAnUpdateInProgressAtCrashIsRunAgain(t *testing.T) {
 	operations(t, done)
 	assert.Contains(t, strings.ToLower(contents(s2.list("support", "erin", ""))), "aisle")
 }
+
+// A crash after a new update of a scope is written and before the queued
+// one it continues is marked superseded leaves two queued updates on one
+// session. The restart supersedes the older by the newer, which then runs
+// alone and ends the session once.
+func TestACrashBeforeSupersedingLeavesOneQueuedUpdate(t *testing.T) {
+	path := dbPath(t)
+	s := start(t, path, Config{})
+	s.createStore("support", nil)
+	first := s.update("support", "fay", 3600, "I live in Lisbon.")
+	second := s.update("support", "fay", 3600, "I am saving for a house.")
+	// As the crash leaves it: the first still queued, on the same session.
+	ctx := context.Background()
+	var rec updateRecord
+	_, err := s.svc.getRecord(ctx, updateDocID(first), &rec)
+	require.NoError(t, err)
+	require.Equal(t, statusSuperseded, rec.Status)
+	rec.Status, rec.SupersededBy = statusQueued, ""
+	require.NoError(t, s.svc.putRecord(ctx, updateDocID(first), "", rec.CreatedAt, true, &rec))
+	s.stop()
+
+	clk := &clock{}
+	s2 := start(t, path, Config{Now: clk.Now})
+	_, out, _ := s2.do("GET", "/memory_stores/support/updates/"+first, nil)
+	assert.Equal(t, "superseded", out["status"], "%v", out)
+	assert.Equal(t, second, out["superseded_by"])
+	_, out, _ = s2.do("GET", "/memory_stores/support/updates/"+second, nil)
+	assert.Equal(t, "queued", out["status"], "the newer waits for its own due time")
+	s2.stop()
+
+	clk.Add(2 * time.Hour)
+	s3 := start(t, path, Config{Now: clk.Now})
+	operations(t, s3.wait("support", second))
+	ss, err := s3.st.ListSessions(ctx, UserID("support", "fay"), store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "one session")
+	turns, err := s3.st.ListTurns(ctx, UserID("support", "fay"), ss[0].ID, 1)
+	require.NoError(t, err)
+	assert.Len(t, turns, 2, "both updates' items")
+	assert.Contains(t, strings.ToLower(contents(s3.list("support", "fay", ""))), "house")
+}
+
+// previous_update_id naming a completed update continues its memory
+// session: the new items are turns of the same session, which is ended
+// again, so its chat summary is updated (one summary of the whole
+// conversation) and extraction reads only the new turns. The earlier
+// summary stays listed while the new update waits. Without
+// previous_update_id an update starts a session of its own.
+func TestPreviousUpdateIDContinuesACompletedUpdate(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	ctx := context.Background()
+	first := s.update("support", "gil", 0, "I live in Lisbon.")
+	var summary string
+	for _, op := range operations(t, s.wait("support", first)) {
+		if it := op["memory_item"].(map[string]any); it["kind"] == "chat_summary" {
+			summary = it["memory_id"].(string)
+		}
+	}
+	require.NotEmpty(t, summary)
+
+	code, out, _ := s.do("POST", "/memory_stores/support:update_memories", map[string]any{"scope": "gil",
+		"items": []any{user("I am saving for a house.")}, "update_delay": 3600, "previous_update_id": first})
+	require.Equal(t, http.StatusAccepted, code, "%v", out)
+	second := out["update_id"].(string)
+	summaries := s.list("support", "gil", "?kind=chat_summary")
+	require.Len(t, summaries, 1, "the summary is still listed while the update waits")
+	assert.Equal(t, summary, summaries[0]["memory_id"])
+
+	third := s.updateWith("support", "gil", map[string]any{"items": []any{user("My budget is modest.")},
+		"update_delay": 0, "previous_update_id": second})
+	ops := operations(t, s.wait("support", third))
+	var kinds []string
+	for _, op := range ops {
+		if it := op["memory_item"].(map[string]any); it["memory_id"] == summary {
+			kinds = append(kinds, op["kind"].(string))
+			assert.Contains(t, it["content"], "house", "the summary covers the new turns")
+		}
+	}
+	assert.Equal(t, []string{"update"}, kinds, "the earlier chat summary is updated, not a new one made: %v", ops)
+	summaries = s.list("support", "gil", "?kind=chat_summary")
+	require.Len(t, summaries, 1)
+	assert.Contains(t, summaries[0]["content"], "Lisbon", "one summary of the whole conversation")
+
+	ss, err := s.st.ListSessions(ctx, UserID("support", "gil"), store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "one session")
+	assert.Equal(t, store.SessionCompleted, ss[0].Status)
+	turns, err := s.st.ListTurns(ctx, UserID("support", "gil"), ss[0].ID, 1)
+	require.NoError(t, err)
+	require.Len(t, turns, 3)
+	assert.Contains(t, turns[2].Messages[0].Content, "budget")
+
+	// without previous_update_id: a session of its own
+	operations(t, s.wait("support", s.update("support", "gil", 0, "I swim on Sundays.")))
+	assert.Len(t, s.list("support", "gil", "?kind=chat_summary"), 2)
+}
+
+// previous_update_id naming an update whose session is gone (its chat
+// summary deleted) starts a new session.
+func TestPreviousUpdateIDOfAForgottenSessionStartsANewOne(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	first := s.update("support", "hal", 0, "I live in Lisbon.")
+	for _, op := range operations(t, s.wait("support", first)) {
+		if it := op["memory_item"].(map[string]any); it["kind"] == "chat_summary" {
+			code, out, _ := s.do("DELETE", "/memory_stores/support/items/"+it["memory_id"].(string), nil)
+			require.Equal(t, http.StatusOK, code, "%v", out)
+		}
+	}
+	next := s.updateWith("support", "hal", map[string]any{"items": []any{user("I am saving for a house.")},
+		"update_delay": 0, "previous_update_id": first})
+	operations(t, s.wait("support", next))
+	summaries := s.list("support", "hal", "?kind=chat_summary")
+	require.Len(t, summaries, 1)
+	assert.NotContains(t, summaries[0]["content"], "Lisbon", "nothing of the forgotten session comes back")
+}
+
+// A reopened session forgotten while its update waits (its chat summary
+// deleted) stays forgotten: the update completes without bringing it
+// back.
+func TestAReopenedSessionForgottenWhileQueuedStaysForgotten(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	first := s.update("support", "ida", 0, "I live in Lisbon.")
+	operations(t, s.wait("support", first))
+	next := s.updateWith("support", "ida", map[string]any{"items": []any{user("I am saving for a house.")},
+		"update_delay": 1, "previous_update_id": first})
+	summaries := s.list("support", "ida", "?kind=chat_summary")
+	require.Len(t, summaries, 1)
+	code, out, _ := s.do("DELETE", "/memory_stores/support/items/"+summaries[0]["memory_id"].(string), nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	operations(t, s.wait("support", next))
+	assert.Empty(t, s.list("support", "ida", "?kind=chat_summary"))
+	ss, err := s.st.ListSessions(context.Background(), UserID("support", "ida"), store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, ss, "no session comes back")
+}

@@ -84,7 +84,7 @@ func TestOfficialSDK(t *testing.T) {
 
 func officialSDK(t *testing.T, environment map[string]string) {
 	out, logs := runE2E(t, environment, "e2e.js", filepath.Join("@azure", "ai-projects"))
-	for _, op := range []string{"create", "get", "update", "list", "update_memories", "get_update_result", "search_memories",
+	for _, op := range []string{"create", "get", "update", "list", "update_memories", "get_update_result", "previous_update_id", "search_memories",
 		"list_memories", "create_memory", "get_memory", "update_memory", "delete_memory", "delete_scope", "delete"} {
 		require.Contains(t, out, "ok "+op+"\n")
 	}

@@ -3,6 +3,7 @@
 // official client — or curl — stores and searches long-term memory:
 //
 //	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
+//	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h]
 //
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
@@ -24,7 +25,8 @@
 // key configured the server listens on loopback only and says so. /healthz
 // and /readyz need no key. The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
-// proxy) for them. SIGINT or SIGTERM drains: no new requests,
+// proxy, with -trust-forwarded so that the address clients poll is the
+// proxy's) for them. SIGINT or SIGTERM drains: no new requests,
 // requests in flight answered, updates in progress finished (queued ones
 // stay queued in the store and complete after the next start).
 package main
@@ -124,8 +126,14 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	verbose := fs.Bool("v", false, "log at debug level")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with -tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of -tls-cert")
+	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy that sets them: take the public scheme and host of Operation-Location from the Forwarded or X-Forwarded-Proto/-Host headers (never read otherwise)")
+	sweep := fs.Duration("sweep-interval", memoryservice.DefaultSweepInterval, "how often memories past their store's default_ttl_seconds, and update records past -update-retention, are deleted")
+	retention := fs.Duration("update-retention", memoryservice.DefaultUpdateRetention, "how long a finished update's record stays readable by its poller")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *sweep <= 0 || *retention <= 0 {
+		return errors.New("-sweep-interval and -update-retention must be positive")
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return errors.New("-tls-cert and -tls-key go together")
@@ -168,7 +176,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	defer st.Close()
-	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger})
+	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
+		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded})
 	if err != nil {
 		return err
 	}

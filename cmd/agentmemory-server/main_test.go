@@ -121,6 +121,47 @@ func TestServeAndDrain(t *testing.T) {
 	assert.Contains(t, logs.String(), "request_id=")
 }
 
+// -trust-forwarded makes Operation-Location the proxy's address; the
+// sweep and retention flags refuse what is not a positive duration.
+func TestServerFlags(t *testing.T) {
+	for _, bad := range [][]string{{"-sweep-interval", "0s"}, {"-update-retention", "-1h"}, {"-sweep-interval", "soon"}} {
+		err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, bad...), env(nil), io.Discard, nil)
+		require.Error(t, err, "%v", bad)
+		assert.Contains(t, err.Error(), bad[0])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := newSyncBuffer()
+	listening := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "m.db"), "-trust-forwarded", "-sweep-interval", "5s", "-update-retention", "1h"},
+			env(nil), logs, listening)
+	}()
+	var addr string
+	select {
+	case addr = <-listening:
+	case err := <-done:
+		t.Fatalf("server stopped: %v\n%s", err, logs.String())
+	}
+	base := "http://" + addr
+	code, out := call(t, "POST", base+"/memory_stores?api-version=v1", "", storeBody)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	body := `{"scope":"alice","items":[{"type":"message","role":"user","content":"I like tea."}],"update_delay":3600}`
+	req, err := http.NewRequest("POST", base+"/memory_stores/support:update_memories?api-version=v1", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Set("X-Forwarded-Host", "memory.example")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	assert.True(t, strings.HasPrefix(resp.Header.Get("Operation-Location"), "https://memory.example/memory_stores/support/updates/"), resp.Header.Get("Operation-Location"))
+	cancel()
+	require.NoError(t, <-done)
+}
+
 // TestChildServer is the server process of TestAcceptedUpdateSurvivesKill9;
 // it runs only when that test starts it.
 func TestChildServer(t *testing.T) {

@@ -122,6 +122,13 @@ async function main() {
     })
     .pollUntilDone();
   assert.ok(second.memory_operations.length > 0);
+  // ... of a completed update: its conversation goes on, and its chat
+  // summary is updated rather than a second one made
+  const firstSummary = result.memory_operations.find((op) => op.memory_item.kind === "chat_summary").memory_item;
+  const again = second.memory_operations.filter((op) => op.memory_item.kind === "chat_summary");
+  assert.deepEqual(again.map((op) => [op.kind, op.memory_item.memory_id]), [["update", firstSummary.memory_id]]);
+  assert.match(again[0].memory_item.content, /cappuccino/);
+  ok("previous_update_id");
   // another scope and another store, for isolation
   await ms.updateMemories(name, "bob", { items: [user("I prefer green tea.")], updateDelayInSecs: 0, updateIntervalInMs: 100 }).pollUntilDone();
   await ms.updateMemories(other, "alice", { items: [user("I prefer sparkling water.")], updateDelayInSecs: 0, updateIntervalInMs: 100 }).pollUntilDone();
@@ -164,6 +171,16 @@ async function main() {
   assert.ok(items.every((i) => i.scope === "alice"));
   const profile = await collect(ms.listMemories(name, "alice", { kind: "user_profile" }));
   assert.ok(profile.length > 0 && profile.every((i) => i.kind === "user_profile"));
+  // The SDK reads one page of listMemories: its pager keeps only data,
+  // first_id, last_id and has_more from the answer, and follows no cursor
+  // for this operation. A caller pages by hand with after = the last id.
+  for (let i = 0; i < 25; i++) await ms.createMemory(name, "paging", "Paging fact number " + i + ".", "user_profile");
+  const firstPage = await collect(ms.listMemories(name, "paging"));
+  assert.equal(firstPage.length, 20, "the default page");
+  const rest = await collect(ms.listMemories(name, "paging", { after: firstPage[19].memory_id }));
+  assert.equal(rest.length, 5);
+  const all = new Set([...firstPage, ...rest].map((i) => i.memory_id));
+  assert.equal(all.size, 25, "every item once");
   ok("list_memories");
 
   // 9 create memory, 10 get memory, 11 update memory
