@@ -3,6 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/agentmemory/agentmemory/store"
@@ -48,31 +51,70 @@ func (s *Store) loadShared(key cacheKey, sp spec) *setLoad {
 	s.loads.wg.Add(1)
 	go func() {
 		defer s.loads.wg.Done()
-		defer close(l.done)
-		defer func() {
-			s.loads.mu.Lock()
-			delete(s.loads.m, key)
-			s.loads.mu.Unlock()
-		}()
 		ctx := s.loads.ctx
+		var unsaved map[int64]*docTerms
 		l.err = s.readOn(ctx, s.lr, "load "+string(key.kind), func(tx *sql.Tx) error {
 			gen, err := readGen(ctx, tx, key.user, key.kind)
 			if err != nil {
 				return err
 			}
-			set, err := loadSet(ctx, tx, key.user, sp, gen, true, s.pf.on())
+			set, u, err := loadSet(ctx, tx, key.user, sp, gen, true, s.pf.on())
 			if err != nil {
 				return err
 			}
 			if !s.closed.Load() {
 				s.cache.put(key, set)
 			}
-			l.set = set
+			l.set, unsaved = set, u
 			sets, bytes := s.cache.stats()
 			s.log.Debug("vector set loaded", "kind", sp.kind, "rows", len(set.rows), "bytes", set.bytes,
-				"cached_sets", sets, "cached_bytes", bytes)
+				"cached_sets", sets, "cached_bytes", bytes, "tokenized", len(u))
 			return nil
 		})
+		s.loads.mu.Lock()
+		delete(s.loads.m, key)
+		s.loads.mu.Unlock()
+		close(l.done)
+		if l.err == nil && len(unsaved) > 0 {
+			if err := s.saveTerms(ctx, key, sp, l.set.gen, unsaved); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrClosed) {
+				s.log.Warn("store the tokens of loaded documents", "kind", sp.kind, "err", err)
+			}
+		}
 	}()
 	return l
 }
+
+// saveTerms stores the tokens that a load of key's set, at generation
+// gen, found missing and tokenized, unless a write has changed the user's
+// documents of the kind since (they are then tokenized again when next
+// loaded). It writes in transactions of saveTermsChunk documents, so that
+// writers wait for one at most.
+func (s *Store) saveTerms(ctx context.Context, key cacheKey, sp spec, gen int64, unsaved map[int64]*docTerms) error {
+	rids := slices.Sorted(maps.Keys(unsaved))
+	for lo := 0; lo < len(rids); lo += saveTermsChunk {
+		part := make(map[int64]*docTerms, saveTermsChunk)
+		for _, rid := range rids[lo:min(lo+saveTermsChunk, len(rids))] {
+			part[rid] = unsaved[rid]
+		}
+		stale := false
+		err := s.write(ctx, "store terms", key.user, func(tx *sql.Tx) ([]change, error) {
+			cur, err := readGen(ctx, tx, key.user, key.kind)
+			if err != nil {
+				return nil, err
+			}
+			if cur != gen {
+				stale = true
+				return nil, nil
+			}
+			return nil, insertTerms(ctx, tx, key.user, sp, part)
+		})
+		if err != nil || stale {
+			return err
+		}
+	}
+	return nil
+}
+
+// saveTermsChunk is the number of documents whose terms saveTerms writes
+// in one transaction.
+const saveTermsChunk = 5000

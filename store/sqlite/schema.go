@@ -201,6 +201,40 @@ CREATE TABLE deletion_log (
 ) STRICT;
 CREATE INDEX deletion_log_by_subject ON deletion_log (subject);
 `,
+	// 4: each searchable document's full-text tokens and their counts
+	// (terms.go), so that loading a user's text index reads them instead
+	// of tokenizing every document again. A row goes with its document
+	// and whenever the document's indexed text may change (the FTS5
+	// triggers' conditions); the store writes it anew. Files migrated from
+	// version 3 have none until their documents are loaded or rewritten.
+	`
+CREATE TABLE interaction_terms (rid INTEGER PRIMARY KEY, terms BLOB NOT NULL) STRICT;
+CREATE TRIGGER interaction_terms_update AFTER UPDATE OF doc ON interactions BEGIN
+	DELETE FROM interaction_terms WHERE rid = old.rid;
+END;
+CREATE TRIGGER interaction_terms_delete AFTER DELETE ON interactions BEGIN
+	DELETE FROM interaction_terms WHERE rid = old.rid;
+END;
+
+CREATE TABLE insight_terms (rid INTEGER PRIMARY KEY, terms BLOB NOT NULL) STRICT;
+CREATE TRIGGER insight_terms_update AFTER UPDATE OF doc ON insights
+WHEN old.doc ->> '$.insight_text' IS NOT new.doc ->> '$.insight_text' BEGIN
+	DELETE FROM insight_terms WHERE rid = old.rid;
+END;
+CREATE TRIGGER insight_terms_delete AFTER DELETE ON insights BEGIN
+	DELETE FROM insight_terms WHERE rid = old.rid;
+END;
+
+CREATE TABLE session_terms (rid INTEGER PRIMARY KEY, terms BLOB NOT NULL) STRICT;
+CREATE TRIGGER session_terms_update AFTER UPDATE OF doc ON session_summaries
+WHEN old.doc ->> '$.summary' IS NOT new.doc ->> '$.summary'
+  OR old.doc -> '$.key_topics' IS NOT new.doc -> '$.key_topics' BEGIN
+	DELETE FROM session_terms WHERE rid = old.rid;
+END;
+CREATE TRIGGER session_terms_delete AFTER DELETE ON session_summaries BEGIN
+	DELETE FROM session_terms WHERE rid = old.rid;
+END;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

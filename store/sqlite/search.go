@@ -16,6 +16,8 @@ type spec struct {
 	table   string
 	fts     string
 	timeCol string
+	// terms is the table of the kind's documents' tokens (terms.go).
+	terms string
 	// fields are the kind's vector fields, each stored in the column of the
 	// same name; a field's index is its slot in vecRow.vecs.
 	fields []store.VectorField
@@ -24,13 +26,13 @@ type spec struct {
 func specOf(kind store.Kind) (spec, bool) {
 	switch kind {
 	case store.KindInteraction:
-		return spec{kind, "interactions", "interactions_fts", "ts",
+		return spec{kind, "interactions", "interactions_fts", "ts", "interaction_terms",
 			[]store.VectorField{store.FieldContentVector, store.FieldSummaryVector}}, true
 	case store.KindInsight:
-		return spec{kind, "insights", "insights_fts", "created_at",
+		return spec{kind, "insights", "insights_fts", "created_at", "insight_terms",
 			[]store.VectorField{store.FieldInsightVector}}, true
 	case store.KindSessionSummary:
-		return spec{kind, "session_summaries", "sessions_fts", "start_time",
+		return spec{kind, "session_summaries", "sessions_fts", "start_time", "session_terms",
 			[]store.VectorField{store.FieldSummaryVector}}, true
 	}
 	return spec{}, false
@@ -188,7 +190,7 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 	}
 	if s.cache.max <= 0 {
 		// No cache: a set for this search alone.
-		if set, err = loadSet(ctx, tx, userID, sp, gen, withText, false); err != nil {
+		if set, _, err = loadSet(ctx, tx, userID, sp, gen, withText, false); err != nil {
 			return nil, nil, err
 		}
 		return set, func() {}, nil
@@ -212,7 +214,7 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 	}
 	// The load failed, or read another snapshot than this search's (a
 	// write came in between): load this snapshot's set here.
-	if set, err = loadSet(ctx, tx, userID, sp, gen, true, s.pf.on()); err != nil {
+	if set, _, err = loadSet(ctx, tx, userID, sp, gen, true, s.pf.on()); err != nil {
 		return nil, nil, err
 	}
 	s.cache.put(key, set)
@@ -223,29 +225,56 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 // loadSet reads a user's searchable rows of one kind (every row but
 // superseded insights), their vectors and the columns the filters need, as
 // of the transaction's snapshot (generation gen), and with withText their
-// full-text index, with withCodes their int8 codes.
-func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText, withCodes bool) (*vecSet, error) {
+// full-text index, with withCodes their int8 codes. The text index is
+// built from the documents' terms rows; documents without one (or with a
+// malformed one) are tokenized, and their tokens returned in unsaved, by
+// rid, for the caller to store (Store.saveTerms).
+func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText, withCodes bool) (_ *vecSet, unsaved map[int64]*docTerms, _ error) {
+	terms := "NULL"
+	if withText {
+		terms = "x.terms"
+	}
 	var query string
 	switch sp.kind {
 	case store.KindInteraction:
-		query = `SELECT rid, id, session_id, ts, content_vector, summary_vector FROM interactions
-WHERE user_id = ?`
+		query = `SELECT t.rid, t.id, t.session_id, t.ts, t.content_vector, t.summary_vector, ` + terms + ` FROM interactions AS t`
 	case store.KindInsight:
-		query = `SELECT rid, id, doc -> '$.session_ids', created_at, insight_type, category, insight_vector FROM insights
-WHERE user_id = ? AND superseded = 0`
+		query = `SELECT t.rid, t.id, t.doc -> '$.session_ids', t.created_at, t.insight_type, t.category, t.insight_vector, ` + terms + ` FROM insights AS t`
 	case store.KindSessionSummary:
-		query = `SELECT rid, id, start_time, summary_vector FROM session_summaries
-WHERE user_id = ?`
+		query = `SELECT t.rid, t.id, t.start_time, t.summary_vector, ` + terms + ` FROM session_summaries AS t`
 	}
-	var n int
+	if withText {
+		query += ` LEFT JOIN ` + sp.terms + ` AS x ON x.rid = t.rid`
+	}
+	query += ` WHERE t.user_id = ?`
+	if sp.kind == store.KindInsight {
+		query += ` AND t.superseded = 0`
+	}
+	var n, avgTerms int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+sp.table+` WHERE user_id = ?`, userID).Scan(&n); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if withText && n > 0 {
+		// The average terms row's length, for a first guess of the
+		// tokens: about 6 bytes a token.
+		var avg sql.NullFloat64
+		if err := tx.QueryRowContext(ctx, `SELECT avg(length(x.terms)) FROM `+sp.terms+` AS x
+WHERE x.rid IN (SELECT rid FROM `+sp.table+` WHERE user_id = ? LIMIT 64)`, userID).Scan(&avg); err != nil {
+			return nil, nil, err
+		}
+		avgTerms = int(avg.Float64/6) + 1
 	}
 	set := newVecSet(gen, n)
 	if withCodes {
 		set.withCodes()
 	}
-	rids := make([]int64, 0, n)
+	var tb *textBuilder
+	var untokenized []int64 // rids
+	var slotOf map[int64]uint32
+	if withText {
+		tb = newTextBuilder(n, avgTerms)
+		slotOf = make(map[int64]uint32)
+	}
 	var arena vecArena
 	if err := func() error {
 		rows, err := tx.QueryContext(ctx, query, userID)
@@ -256,16 +285,16 @@ WHERE user_id = ?`
 		for rows.Next() {
 			var r vecRow
 			var rid int64
-			var a, b sql.RawBytes
+			var a, b, blob sql.RawBytes
 			var sessions sql.NullString
 			var err error
 			switch sp.kind {
 			case store.KindInteraction:
-				err = rows.Scan(&rid, &r.id, &r.session, &r.t, &a, &b)
+				err = rows.Scan(&rid, &r.id, &r.session, &r.t, &a, &b, &blob)
 			case store.KindInsight:
-				err = rows.Scan(&rid, &r.id, &sessions, &r.t, &r.insightType, &r.category, &a)
+				err = rows.Scan(&rid, &r.id, &sessions, &r.t, &r.insightType, &r.category, &a, &blob)
 			case store.KindSessionSummary:
-				err = rows.Scan(&rid, &r.id, &r.t, &a)
+				err = rows.Scan(&rid, &r.id, &r.t, &a, &blob)
 				r.session = r.id
 			}
 			if err != nil {
@@ -286,22 +315,30 @@ WHERE user_id = ?`
 			}
 			r.setVectors(va, vb)
 			set.put(r)
-			rids = append(rids, rid)
+			if tb != nil {
+				slot := tb.addDoc(r)
+				if blob == nil || tb.setTerms(slot, blob) != nil {
+					untokenized = append(untokenized, rid)
+					slotOf[rid] = slot
+				}
+			}
 		}
 		return rows.Err()
 	}(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if withText {
-		byRid := make(map[int64]*vecRow, len(rids))
-		for i, rid := range rids {
-			byRid[rid] = &set.rows[i]
-		}
-		x, err := loadText(ctx, tx, userID, sp, byRid)
-		if err != nil {
-			return nil, err
-		}
-		set.text = x
+	if tb == nil {
+		return set, nil, nil
 	}
-	return set, nil
+	if len(untokenized) > 0 {
+		var err error
+		if unsaved, err = tokenizeRows(ctx, tx, userID, sp, untokenized); err != nil {
+			return nil, nil, err
+		}
+		for rid, d := range unsaved {
+			tb.setDocTerms(slotOf[rid], d)
+		}
+	}
+	set.text = tb.finish()
+	return set, unsaved, nil
 }

@@ -311,10 +311,11 @@ func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *sql.Tx
 		}
 		return s.fail(op, err)
 	}
-	if err := s.tokenizeChanges(ctx, tx, userID, changes); err != nil {
-		// The write stands; the user's cached sets go (apply drops a set
-		// that an upsert without tokens reaches).
-		s.log.Warn("tokenize written documents for the cache", "err", err)
+	if err := s.writeChangeTerms(ctx, tx, userID, changes); err != nil {
+		// The write stands: a document without its terms row is
+		// tokenized when loaded. The user's cached sets go (apply drops a
+		// set that an upsert without tokens reaches).
+		s.log.Warn("store the tokens of written documents", "err", err)
 		for i := range changes {
 			changes[i].terms = nil
 		}
@@ -351,9 +352,10 @@ ON CONFLICT (user_id, kind) DO UPDATE SET gen = excluded.gen`, userID, string(c.
 	return nil
 }
 
-// tokenizeChanges fills the tokens of the upserts whose kind has a cached
-// text index for the user, reading the rows as written in tx.
-func (s *Store) tokenizeChanges(ctx context.Context, tx *sql.Tx, userID string, changes []change) error {
+// writeChangeTerms stores the terms rows (terms.go) of the upserted
+// documents that lack one, and fills the tokens of the upserts whose kind
+// has a cached text index for the user.
+func (s *Store) writeChangeTerms(ctx context.Context, tx *sql.Tx, userID string, changes []change) error {
 	for _, kind := range store.Kinds {
 		var idx []int
 		var ids []string
@@ -363,16 +365,19 @@ func (s *Store) tokenizeChanges(ctx context.Context, tx *sql.Tx, userID string, 
 				ids = append(ids, c.upsert.id)
 			}
 		}
-		if len(ids) == 0 || !s.cache.hasText(cacheKey{userID, kind}) {
+		if len(ids) == 0 {
 			continue
 		}
 		sp, _ := specOf(kind)
-		terms, err := changeTerms(ctx, tx, userID, sp, ids)
+		want := s.cache.hasText(cacheKey{userID, kind})
+		terms, err := writeTerms(ctx, tx, userID, sp, ids, want)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", kind, err)
 		}
-		for j, i := range idx {
-			changes[i].terms = terms[j]
+		if want {
+			for j, i := range idx {
+				changes[i].terms = terms[j]
+			}
 		}
 	}
 	return nil

@@ -171,7 +171,7 @@ func TestMigrateAddsDeletionLog(t *testing.T) {
 	// Take the file back to version 2, as an earlier build left it.
 	raw, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	_, err = raw.Exec(`DROP TABLE deletion_log; PRAGMA user_version = 2`)
+	_, err = raw.Exec(sqlite.UndoVersion4 + `DROP TABLE deletion_log; PRAGMA user_version = 2`)
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 

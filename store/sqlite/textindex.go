@@ -6,7 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -540,104 +540,121 @@ func readInstances(ctx context.Context, tx *sql.Tx, fn func(term []byte, row int
 	return rows.Err()
 }
 
-// loadText builds the text index of the user's rows of one kind (those
-// loadSet read: rowByRid maps their rids to them), tokenizing their text
-// as the kind's FTS5 triggers index it.
-func loadText(ctx context.Context, tx *sql.Tx, userID string, sp spec, rowByRid map[int64]*vecRow) (*textIndex, error) {
-	x := newTextIndex(len(rowByRid))
-	// Slots in rowid order, the order in which fts5vocab lists a token's
-	// documents: every posting list is then in slot order.
-	rids := slices.Sorted(maps.Keys(rowByRid))
-	slots := make(map[int64]uint32, len(rowByRid))
-	for _, rid := range rids {
-		slots[rid] = x.addDoc(*rowByRid[rid], 0)
-	}
-	where := "t.user_id = ?"
-	if sp.kind == store.KindInsight {
-		where += " AND t.superseded = 0"
-	}
-	var (
-		last    []byte
-		lastRow int64 = -1
-		slot    uint32
-		known   bool
-		tf      uint32
-	)
-	flush := func() {
-		if tf > 0 && known {
-			x.addPosting(last, slot, tf)
-		}
-		tf = 0
-	}
-	err := withTokenizer(ctx, tx, func() error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT t.rid, `+
-			ftsColumns(sp.kind)+` FROM `+sp.table+` AS t WHERE `+where, userID); err != nil {
-			return fmt.Errorf("tokenize: %w", err)
-		}
-		return readInstances(ctx, tx, func(term []byte, row int64, _ int) {
-			if row == lastRow && string(term) == string(last) {
-				tf++
-			} else {
-				flush()
-				if string(term) != string(last) {
-					last = append([]byte(nil), term...)
-				}
-				if row != lastRow {
-					slot, known = slots[row]
-					lastRow = row
-				}
-				tf = 1
-			}
-			if known {
-				x.docs[slot].length++
-				x.lens[slot]++
-				x.tokens++
-			}
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	flush()
-	return x, nil
+// textBuilder builds a loaded set's text index: documents get their
+// slots in row order, their tokens are added in any order (a terms row
+// each, or tokenized), and finish builds every posting list in one pass,
+// each allocated to its final length.
+type textBuilder struct {
+	x *textIndex
+	// tids and tfs hold every document's tokens (term ids) and counts,
+	// document after document; slot s's are at [start[s], end[s]).
+	tids       []uint32
+	tfs        []uint32
+	start, end []uint32
 }
 
-// changeTerms tokenizes documents written by the current transaction, for
-// the cache: terms[i] are the tokens of ids[i], read back from the rows as
-// written, so exactly what the FTS5 triggers indexed.
-func changeTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, ids []string) ([]*docTerms, error) {
-	out := make([]*docTerms, len(ids))
-	for i := range out {
-		out[i] = &docTerms{}
+// newTextBuilder returns a builder for about n documents of avgTerms
+// distinct tokens.
+func newTextBuilder(n, avgTerms int) *textBuilder {
+	return &textBuilder{
+		x:     newTextIndex(n),
+		tids:  make([]uint32, 0, n*avgTerms),
+		tfs:   make([]uint32, 0, n*avgTerms),
+		start: make([]uint32, 0, n),
+		end:   make([]uint32, 0, n),
 	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var last []byte
-	lastRow := int64(-1)
-	err := withTokenizer(ctx, tx, func() error {
-		for i, id := range ids {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT ?, `+
-				ftsColumns(sp.kind)+` FROM `+sp.table+` AS t WHERE t.user_id = ? AND t.id = ?`, i+1, userID, id); err != nil {
-				return fmt.Errorf("tokenize: %w", err)
-			}
-		}
-		return readInstances(ctx, tx, func(term []byte, row int64, _ int) {
-			if row < 1 || int(row) > len(out) {
-				return
-			}
-			d := out[row-1]
-			d.length++
-			if row == lastRow && string(term) == string(last) {
-				d.terms[len(d.terms)-1].tf++
-				return
-			}
-			last = append(last[:0], term...)
-			lastRow = row
-			d.terms = append(d.terms, termFreq{string(term), 1})
-		})
+}
+
+// addDoc adds a document with no tokens yet and returns its slot.
+func (tb *textBuilder) addDoc(row vecRow) uint32 {
+	slot := tb.x.addDoc(row, 0)
+	tb.start = append(tb.start, 0)
+	tb.end = append(tb.end, 0)
+	return slot
+}
+
+// setTerms gives slot, a document added without tokens, the tokens of an
+// encoded terms row; on a malformed row slot keeps none.
+func (tb *textBuilder) setTerms(slot uint32, blob []byte) error {
+	from := len(tb.tids)
+	var length uint64
+	err := decodeTerms(blob, func(term []byte, tf uint32) {
+		tb.tids = append(tb.tids, tb.termID(term))
+		tb.tfs = append(tb.tfs, tf)
+		length += uint64(tf)
 	})
-	return out, err
+	if err == nil && length > math.MaxInt32 {
+		err = fmt.Errorf("%w: %d tokens", errTerms, length)
+	}
+	if err != nil {
+		tb.tids, tb.tfs = tb.tids[:from], tb.tfs[:from]
+		return err
+	}
+	tb.setRange(slot, from, int32(length))
+	return nil
+}
+
+// setDocTerms gives slot, a document added without tokens, the tokens d.
+func (tb *textBuilder) setDocTerms(slot uint32, d *docTerms) {
+	from := len(tb.tids)
+	for _, t := range d.terms {
+		tb.tids = append(tb.tids, tb.termID([]byte(t.term)))
+		tb.tfs = append(tb.tfs, t.tf)
+	}
+	tb.setRange(slot, from, int32(d.length))
+}
+
+func (tb *textBuilder) setRange(slot uint32, from int, length int32) {
+	tb.start[slot], tb.end[slot] = uint32(from), uint32(len(tb.tids))
+	x := tb.x
+	x.docs[slot].length = length
+	x.lens[slot] = length
+	x.tokens += int64(length)
+}
+
+// termID returns the id of term, adding it without postings if new.
+func (tb *textBuilder) termID(term []byte) uint32 {
+	x := tb.x
+	ti, ok := x.terms[string(term)]
+	if !ok {
+		ti = uint32(len(x.postings))
+		x.terms[string(term)] = ti
+		x.postings = append(x.postings, nil)
+		x.df = append(x.df, 0)
+		x.bytes += termBytes + int64(len(term))
+	}
+	return ti
+}
+
+// finish builds the postings and returns the index.
+func (tb *textBuilder) finish() *textIndex {
+	x := tb.x
+	n := len(tb.tids)
+	for _, ti := range tb.tids {
+		x.df[ti]++
+	}
+	// One block for all postings, each list its part of it.
+	block := make([]posting, n)
+	off := 0
+	for ti, df := range x.df {
+		x.postings[ti] = block[off : off : off+int(df)]
+		off += int(df)
+	}
+	// The documents' term ids, kept for remove, in one block too.
+	ids := make([]uint32, 0, n)
+	for slot := range x.docs {
+		lo, hi := tb.start[slot], tb.end[slot]
+		from := len(ids)
+		for i := lo; i < hi; i++ {
+			ti := tb.tids[i]
+			x.postings[ti] = append(x.postings[ti], posting{uint32(slot), tb.tfs[i]})
+			ids = append(ids, ti)
+		}
+		x.docs[slot].terms = ids[from:len(ids):len(ids)]
+	}
+	x.bytes += int64(n) * postingBytes
+	tb.tids, tb.tfs, tb.start, tb.end = nil, nil, nil, nil
+	return x
 }
 
 // tokenCache remembers the tokens of query words (by exact text): the
