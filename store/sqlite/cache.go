@@ -25,11 +25,10 @@ type vecRow struct {
 	superseded  bool
 	vecs        [2][]float32
 	norms       [2]float32
-	tails       [2]tails // of each vector, for pruning (prune.go)
 }
 
 // rowOverhead approximates a vecRow's bytes beyond its vectors and strings.
-const rowOverhead = 224
+const rowOverhead = 200
 
 func (r *vecRow) size() int64 {
 	n := int64(rowOverhead + len(r.id) + len(r.session) + len(r.category) + len(r.insightType))
@@ -46,7 +45,6 @@ func (r *vecRow) setVectors(vs ...[]float32) {
 	for i, v := range vs {
 		r.vecs[i] = v
 		r.norms[i] = embed.Norm(v)
-		r.tails[i] = suffixNorms(v)
 	}
 }
 
@@ -438,11 +436,8 @@ func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim flo
 	return s.rankExact(f, slots, query, qn, k, minSim)
 }
 
-// rankExact is rank by an exact scan of every matching row. It does no
-// threshold pruning (prune.go): measured on 10,000 rows (BenchmarkVecSetRank,
-// one core), pruning an exact scan was never faster — 1.06–2.9× slower
-// wherever its checks engage (lexical vectors at MinSimilarity 0.75: 4.6
-// ms against 1.6 ms), and equal where the cut-off stays below pruneMinCut.
+// rankExact is rank by an exact scan of every matching row (no threshold
+// pruning: see the package doc).
 func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, k int, minSim float64) [][]store.Scored {
 	legs := make([][]store.Scored, len(slots))
 	heaps := make([]scoredMinHeap, len(slots))

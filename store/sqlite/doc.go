@@ -100,38 +100,18 @@
 // with store.VectorRanker's exact expression, threshold and tie order
 // (TestVecSetRankMatchesVectorRanker) but no allocation per candidate.
 //
-// # Threshold pruning (exact, pre-filtered legs only)
+// # No threshold pruning
 //
-// A vector leg keeps a candidate only if its cosine reaches a cut-off: the
-// search's MinSimilarity, and once the leg holds its depth of candidates
-// the worst of them. Each cached vector also keeps the norms of its last
-// three quarters, half and quarter (12 bytes; block boundaries are
-// multiples of 32, the lanes of embed.Dot), the query the same, and a dot
-// product is computed a quarter at a time: after each quarter,
-// Cauchy–Schwarz bounds what the rest can add (partial + ‖q_rest‖·‖v_rest‖),
-// and a candidate whose bound misses the cut-off by more than float32
-// rounding is abandoned. A candidate that is not abandoned is scored by
-// embed.Dot's own arithmetic, so nothing changes but the work:
-// TestPruningExact compares pruned and unpruned legs bit for bit (random
-// and embed/lexical vectors, thresholds 0, 0.3 and 0.75, depths 5 and 100,
-// exact and pre-filtered legs). No check is made below a cut-off of 0.2
-// (pruneMinCut), where it abandons nothing. The tails add 24 bytes a
-// document (240 KB per 10,000).
-//
-// Only the pre-filter's exact ranking of its candidates prunes: an exact
-// scan does not. Measured on 10,000 rows (BenchmarkVecSetRank, one core,
-// -count 8, medians; a shared, noisy machine), pruning an exact scan was
-// never faster: lexical vectors 1.6 ms unpruned against 4.6 ms pruned at
-// MinSimilarity 0.75, 2.2 against 2.9 at 0, 2.9 against 2.6 without a
-// threshold; lexical vectors with text-embedding-3-like cosines (0.15 +
-// 0.85·c) 3.9 against 4.9 without a threshold; random vectors 4.5 against
-// 7.3 at 0.75 and within noise of each other where the cut-off stays below
-// pruneMinCut. (Not profiled; likely the branches and bookkeeping of the
-// checks cost more than the quarters they skip.) On pre-filtered legs,
-// which rank about 2% of the rows exactly, two runs (-count 8 and 12)
-// disagreed with each other by more than the difference between pruned
-// and unpruned (ratios from 0.57 to 2.4 for the same condition), so
-// pruning is kept there as it was, undecided rather than proven.
+// Earlier versions abandoned a candidate's dot product partway when
+// Cauchy–Schwarz showed it could no longer reach the leg's cut-off (the
+// threshold, or the worst of the leg's k), with 12 bytes of partial norms
+// kept per vector. Measured on 10,000 rows (BenchmarkVecSetRank, one core,
+// -count 6, medians), it was never worth its checks: on exact scans
+// 1.06–2.9× slower wherever they engaged, and on the pre-filter's exact
+// ranking of its candidates, on a quiet machine, 0.97–1.30× the unpruned
+// time without a threshold (direct mode's default) and 0.89–1.19× at
+// MinSimilarity 0 and 0.75, within the runs' spread. So every candidate's
+// dot product is computed whole, with embed.Dot.
 //
 // # Vector pre-filter (exact)
 //
@@ -150,7 +130,7 @@
 // interval lies below the threshold, or below the k-th largest lower end,
 // are ruled out; the others are ranked exactly, by upper end, until the
 // next upper end falls below the leg's worst. The result is the exact
-// scan's, bit for bit (TestVecSetPrefilterExact, TestPruningExact and
+// scan's, bit for bit (TestVecSetPrefilterExact and
 // TestPrefilterExactOnFixtures; FuzzBound checks the interval on hostile
 // vectors): the codes change only the work. On random 384-d unit
 // vectors the interval is ±0.015 wide and a leg of depth 100 over 10,000

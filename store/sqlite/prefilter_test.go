@@ -79,7 +79,7 @@ func boundedSet(t *testing.T, vs [][]float32) (*vecSet, func(q []float32)) {
 		if !qc.encode(q, qn) {
 			return
 		}
-		slack := float64(pruneSlack(len(q)))
+		slack := float64(boundSlack(len(q)))
 		for i := range s.rows {
 			r := &s.rows[i]
 			m := s.meta[0][i]
@@ -332,12 +332,8 @@ func TestVecSetPrefilterExact(t *testing.T) {
 		for _, k := range []int{1, 5, 100, 5000} {
 			exact := s.rank(&f, []int{0, 1}, q, k, minSim, prefilter{})
 			require.Equal(t, exact, s.rank(&f, []int{0, 1}, q, k, minSim, on), "query %d k %d", qi, k)
-			for _, exhaustive := range []bool{true, false} {
-				on := on
-				on.exhaustive = exhaustive
-				got := s.rank(&f, []int{1, 0}, q, k, minSim, on)
-				require.Equal(t, [][]store.Scored{exact[1], exact[0]}, got, "query %d k %d, slots swapped, pruned %v", qi, k, !exhaustive)
-			}
+			got := s.rank(&f, []int{1, 0}, q, k, minSim, on)
+			require.Equal(t, [][]store.Scored{exact[1], exact[0]}, got, "query %d k %d, slots swapped", qi, k)
 		}
 	}
 	// A query of another length than the set's is ranked exactly (it
@@ -492,7 +488,7 @@ func TestPrefilterExactOnFixtures(t *testing.T) {
 						if m.factor == 0 || m.always {
 							continue
 						}
-						_, hi := qc.bounds(1/float64(embed.Norm(q)), float64(pruneSlack(d))).interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]))
+						_, hi := qc.bounds(1/float64(embed.Norm(q)), float64(boundSlack(d))).interval(m, dot.Int8(qc.d, fx.set.codes[0][i*d:(i+1)*d]))
 						if hi >= worst {
 							ranked++
 						}
@@ -508,8 +504,7 @@ func TestPrefilterExactOnFixtures(t *testing.T) {
 // BenchmarkVecSetRank times the two vector legs of a search (depth 100) on
 // a coded set of 10,000 random or embed/lexical vectors, and lexical ones
 // with cosines shifted into text-embedding-3's range (0.15 + 0.85·c): exact
-// scans and the pre-filter, with threshold pruning (prune.go) and without,
-// with no threshold (-1, direct-mode retrieval's default) and at
+// scans and the pre-filter, with no threshold (-1, direct-mode retrieval's default) and at
 // MinSimilarity 0 and 0.75.
 func BenchmarkVecSetRank(b *testing.B) {
 	const n = 10_000
@@ -531,16 +526,12 @@ func BenchmarkVecSetRank(b *testing.B) {
 			{"prefilter", prefilter{min: 1}},
 		} {
 			for _, minSim := range []float64{-1, 0, 0.75} {
-				for _, exhaustive := range []bool{true, false} {
-					pf := c.pf
-					pf.exhaustive = exhaustive
-					name := fmt.Sprintf("%s/n=%d/%s/min=%v/pruned=%v", fx.name, n, c.name, minSim, !exhaustive)
-					b.Run(name, func(b *testing.B) {
-						for i := 0; b.Loop(); i++ {
-							x.set.rank(&f, []int{0, 1}, x.queries[i%len(x.queries)], legDepth, minSim, pf)
-						}
-					})
-				}
+				pf := c.pf
+				b.Run(fmt.Sprintf("%s/n=%d/%s/min=%v", fx.name, n, c.name, minSim), func(b *testing.B) {
+					for i := 0; b.Loop(); i++ {
+						x.set.rank(&f, []int{0, 1}, x.queries[i%len(x.queries)], legDepth, minSim, pf)
+					}
+				})
 			}
 		}
 	}

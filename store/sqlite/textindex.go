@@ -151,7 +151,7 @@ const (
 // addDoc appends a live document with no postings yet and returns its
 // slot, killing the id's previous slot.
 func (x *textIndex) addDoc(row vecRow, length int) uint32 {
-	row.vecs, row.norms, row.tails = [2][]float32{}, [2]float32{}, [2]tails{}
+	row.vecs, row.norms = [2][]float32{}, [2]float32{}
 	x.remove(row.id)
 	slot := uint32(len(x.docs))
 	x.docs = append(x.docs, textDoc{row: row, length: int32(length), live: true})
