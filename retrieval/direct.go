@@ -269,8 +269,12 @@ func (r *Retriever) searchInteractions(ctx context.Context, userID, query string
 // read by id (store.ChunkID of the turn after the candidate's last), so a
 // session's last chunk, and interactions stored under another id scheme
 // by earlier versions, have none. A read that fails is logged and the
-// ranking kept without that chunk: the follow-ons only add.
+// ranking kept without that chunk: the follow-ons only add. A search its
+// caller has given up reads and logs nothing.
 func (r *Retriever) followOns(ctx context.Context, userID string, cands []*rankCandidate, byID map[string]*rankCandidate, topK int) []*rankCandidate {
+	if ctx.Err() != nil {
+		return cands // the caller gave the search up: nothing to add, nothing failed
+	}
 	lead := cands[:min(len(cands), topK)]
 	next := make([]*store.Interaction, len(lead))
 	var wg sync.WaitGroup
@@ -282,7 +286,7 @@ func (r *Retriever) followOns(ctx context.Context, userID string, cands []*rankC
 		wg.Go(func() {
 			d, err := r.st.GetInteraction(ctx, userID, id)
 			switch {
-			case errors.Is(err, store.ErrNotFound):
+			case errors.Is(err, store.ErrNotFound), err != nil && ctx.Err() != nil:
 			case err != nil:
 				r.cfg.Logger.WarnContext(ctx, "retrieval: read the chunk after a result", "user_id", userID, "session_id", c.doc.SessionID, "err", err)
 			case d.SessionID == c.doc.SessionID && d.FirstTurn == c.doc.LastTurn+1:
