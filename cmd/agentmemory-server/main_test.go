@@ -92,30 +92,14 @@ func call(t *testing.T, method, url, key string, body any) (int, map[string]any)
 var storeBody = map[string]any{"name": "support", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e"}}
 
 func TestServeAndDrain(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := newSyncBuffer()
-	listening := make(chan string, 1)
-	done := make(chan error, 1)
-	db := filepath.Join(t.TempDir(), "m.db")
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", db}, env(map[string]string{"AGENTMEMORY_SERVER_KEYS": "secret"}), logs, listening)
-	}()
-	var addr string
-	select {
-	case addr = <-listening:
-	case err := <-done:
-		t.Fatalf("server stopped: %v\n%s", err, logs.String())
-	}
-	base := "http://" + addr
+	base, logs, stop := serveOn(t, env(map[string]string{"AGENTMEMORY_SERVER_KEYS": "secret"}))
 	code, _ := call(t, "GET", base+"/healthz", "", nil)
 	assert.Equal(t, http.StatusOK, code)
 	code, _ = call(t, "POST", base+"/memory_stores?api-version=v1", "", storeBody)
 	assert.Equal(t, http.StatusUnauthorized, code)
 	code, out := call(t, "POST", base+"/memory_stores?api-version=v1", "secret", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
 	assert.Contains(t, logs.String(), "running offline", "the offline models are said at start")
 	assert.Contains(t, logs.String(), "draining")
 	assert.Contains(t, logs.String(), "request_id=")
@@ -129,22 +113,7 @@ func TestServerFlags(t *testing.T) {
 		require.Error(t, err, "%v", bad)
 		assert.Contains(t, err.Error(), bad[0])
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := newSyncBuffer()
-	listening := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "m.db"), "-trust-forwarded", "-sweep-interval", "5s", "-update-retention", "1h"},
-			env(nil), logs, listening)
-	}()
-	var addr string
-	select {
-	case addr = <-listening:
-	case err := <-done:
-		t.Fatalf("server stopped: %v\n%s", err, logs.String())
-	}
-	base := "http://" + addr
+	base, _, stop := serveOn(t, env(nil), "-trust-forwarded", "-sweep-interval", "5s", "-update-retention", "1h")
 	code, out := call(t, "POST", base+"/memory_stores?api-version=v1", "", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	body := `{"scope":"alice","items":[{"type":"message","role":"user","content":"I like tea."}],"update_delay":3600}`
@@ -158,8 +127,28 @@ func TestServerFlags(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusAccepted, resp.StatusCode)
 	assert.True(t, strings.HasPrefix(resp.Header.Get("Operation-Location"), "https://memory.example/memory_stores/support/updates/"), resp.Header.Get("Operation-Location"))
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
+}
+
+// serveOn runs the command on a loopback port and a new SQLite file, with
+// lookup as its environment and args after -addr and -db, and returns its
+// base URL, its logs, and stop, which ends it and returns run's error.
+func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (base string, logs *syncBuffer, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	logs = newSyncBuffer()
+	listening := make(chan string, 1)
+	done := make(chan error, 1)
+	args = append([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "m.db")}, args...)
+	go func() { done <- run(ctx, args, lookup, logs, listening) }()
+	select {
+	case addr := <-listening:
+		return "http://" + addr, logs, func() error { cancel(); return <-done }
+	case err := <-done:
+		t.Fatalf("server stopped: %v\n%s", err, logs.String())
+	}
+	return "", nil, nil
 }
 
 // TestChildServer is the server process of TestAcceptedUpdateSurvivesKill9;

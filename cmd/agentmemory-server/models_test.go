@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,23 +55,9 @@ func endpoint(t *testing.T) *fakeopenai.Server {
 // base address and log.
 func serve(t *testing.T, vars map[string]string) (string, *syncBuffer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := newSyncBuffer()
-	listening := make(chan string, 1)
-	done := make(chan error, 1)
-	db := filepath.Join(t.TempDir(), "m.db")
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", db}, env(vars), logs, listening)
-	}()
-	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
-	select {
-	case addr := <-listening:
-		return "http://" + addr, logs
-	case err := <-done:
-		done <- err
-		t.Fatalf("server stopped: %v\n%s", err, logs.String())
-	}
-	return "", nil
+	base, logs, stop := serveOn(t, env(vars))
+	t.Cleanup(func() { assert.NoError(t, stop()) })
+	return base, logs
 }
 
 func waitUpdate(t *testing.T, base, name, id string) map[string]any {
