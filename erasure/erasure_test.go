@@ -97,9 +97,9 @@ func TestTamperingIsFoundAtItsRecord(t *testing.T) {
 		{"a clear user id changed", []string{`UPDATE deletion_log SET user_id = 'u3' WHERE seq = 1`}, 1, "clear user id does not match"},
 		{"a clear document id changed", []string{`UPDATE deletion_log SET items = replace(items, 'int-9', 'int-8') WHERE seq = 3`}, 3, "item 0: clear id does not match"},
 		{"a count lowered", []string{`UPDATE deletion_log SET items = replace(items, '"count":12', '"count":2') WHERE seq = 2`}, 2, "content does not match its hash"},
-		{"a record's hash replaced", []string{`UPDATE deletion_log SET hash = 'ff' || substr(hash, 3) WHERE seq = 1`}, 1, "content does not match its hash"},
+		{"a record's hash replaced", []string{`UPDATE deletion_log SET hash = iif(substr(hash, 1, 1) = '0', '1', '0') || substr(hash, 2) WHERE seq = 1`}, 1, "content does not match its hash"},
 		{"two records swapped", []string{`UPDATE deletion_log SET seq = 99 WHERE seq = 2`, `UPDATE deletion_log SET seq = 2 WHERE seq = 3`, `UPDATE deletion_log SET seq = 3 WHERE seq = 99`}, 2, "does not carry the hash of the record before it"},
-		{"the first record's key replaced", []string{`UPDATE deletion_log SET key = '00' || substr(key, 3) WHERE seq = 1`}, 1, "content does not match its hash"},
+		{"the first record's key replaced", []string{`UPDATE deletion_log SET key = iif(substr(key, 1, 1) = '0', '1', '0') || substr(key, 2) WHERE seq = 1`}, 1, "content does not match its hash"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st, db := openSQLite(t)
