@@ -190,8 +190,7 @@ func (s *Service) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		var typeErr *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &tooBig):
-			return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Type: "invalid_request_error",
-				Param: "body", Message: "body: larger than the server's limit of " + itoa(s.cfg.MaxBodyBytes) + " bytes"}
+			return tooLarge(tooBig.Limit)
 		case errors.As(err, &typeErr):
 			field := typeErr.Field
 			if field == "" {
@@ -208,6 +207,12 @@ func (s *Service) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		return badRequest("body", "unexpected data after the JSON object")
 	}
 	return nil
+}
+
+// tooLarge is the error of a body over the server's limit of limit bytes.
+func tooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Type: "invalid_request_error",
+		Param: "body", Message: "body: larger than the server's limit of " + itoa(limit) + " bytes"}
 }
 
 func itoa(n int64) string {

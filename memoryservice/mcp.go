@@ -85,8 +85,7 @@ func mcpWrites(r *http.Request) (bool, error) {
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return false, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Type: "invalid_request_error",
-			Param: "body", Message: "body: larger than the server's limit of " + itoa(tooBig.Limit) + " bytes"}
+		return false, tooLarge(tooBig.Limit)
 	}
 	if err != nil {
 		return false, badRequest("body", "unreadable: %v", err)
