@@ -163,9 +163,8 @@ func (x *textIndex) addDoc(row vecRow, length int) uint32 {
 	return slot
 }
 
-// addPosting records tf occurrences of term in slot, a live document
-// that has no posting for term yet and no later slot with postings.
-func (x *textIndex) addPosting(term []byte, slot, tf uint32) {
+// termID returns the id of term, adding it without postings if new.
+func (x *textIndex) termID(term []byte) uint32 {
 	ti, ok := x.terms[string(term)]
 	if !ok {
 		ti = uint32(len(x.postings))
@@ -174,6 +173,13 @@ func (x *textIndex) addPosting(term []byte, slot, tf uint32) {
 		x.df = append(x.df, 0)
 		x.bytes += termBytes + int64(len(term))
 	}
+	return ti
+}
+
+// addPosting records tf occurrences of term in slot, a live document
+// that has no posting for term yet and no later slot with postings.
+func (x *textIndex) addPosting(term []byte, slot, tf uint32) {
+	ti := x.termID(term)
 	x.postings[ti] = append(x.postings[ti], posting{slot, tf})
 	x.df[ti]++
 	d := &x.docs[slot]
@@ -579,7 +585,7 @@ func (tb *textBuilder) setTerms(slot uint32, blob []byte) error {
 	from := len(tb.tids)
 	var length uint64
 	err := decodeTerms(blob, func(term []byte, tf uint32) {
-		tb.tids = append(tb.tids, tb.termID(term))
+		tb.tids = append(tb.tids, tb.x.termID(term))
 		tb.tfs = append(tb.tfs, tf)
 		length += uint64(tf)
 	})
@@ -598,7 +604,7 @@ func (tb *textBuilder) setTerms(slot uint32, blob []byte) error {
 func (tb *textBuilder) setDocTerms(slot uint32, d *docTerms) {
 	from := len(tb.tids)
 	for _, t := range d.terms {
-		tb.tids = append(tb.tids, tb.termID([]byte(t.term)))
+		tb.tids = append(tb.tids, tb.x.termID([]byte(t.term)))
 		tb.tfs = append(tb.tfs, t.tf)
 	}
 	tb.setRange(slot, from, int32(d.length))
@@ -610,20 +616,6 @@ func (tb *textBuilder) setRange(slot uint32, from int, length int32) {
 	x.docs[slot].length = length
 	x.lens[slot] = length
 	x.tokens += int64(length)
-}
-
-// termID returns the id of term, adding it without postings if new.
-func (tb *textBuilder) termID(term []byte) uint32 {
-	x := tb.x
-	ti, ok := x.terms[string(term)]
-	if !ok {
-		ti = uint32(len(x.postings))
-		x.terms[string(term)] = ti
-		x.postings = append(x.postings, nil)
-		x.df = append(x.df, 0)
-		x.bytes += termBytes + int64(len(term))
-	}
-	return ti
 }
 
 // finish builds the postings and returns the index.
