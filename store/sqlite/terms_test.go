@@ -27,9 +27,10 @@ PRAGMA user_version = 3;
 func TestTermsRowRoundTrip(t *testing.T) {
 	d := &docTerms{terms: []termFreq{{"rate", 2}, {"bond", 1}, {"café", 3}}, length: 6}
 	b := encodeTerms(d)
-	var got []termFreq
-	require.NoError(t, decodeTerms(b, func(term []byte, tf uint32) { got = append(got, termFreq{string(term), tf}) }))
-	assert.Equal(t, []termFreq{{"bond", 1}, {"café", 3}, {"rate", 2}}, got, "ascending, counts kept")
+	got, err := decodeDocTerms(b)
+	require.NoError(t, err)
+	assert.Equal(t, []termFreq{{"bond", 1}, {"café", 3}, {"rate", 2}}, got.terms, "ascending, counts kept")
+	assert.Equal(t, 6, got.length)
 	for _, bad := range [][]byte{nil, {}, {2, 0}, b[:len(b)-1], append(bytes.Clone(b), 0)} {
 		assert.ErrorIs(t, decodeTerms(bad, func([]byte, uint32) {}), errTerms, "%x", bad)
 	}
@@ -42,10 +43,8 @@ func FuzzDecodeTerms(f *testing.F) {
 	f.Add([]byte{termsFormat, 0})
 	f.Add([]byte{termsFormat, 200, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d := &docTerms{}
-		if err := decodeTerms(b, func(term []byte, tf uint32) {
-			d.terms = append(d.terms, termFreq{string(term), tf})
-		}); err != nil {
+		d, err := decodeDocTerms(b)
+		if err != nil {
 			return
 		}
 		if got := encodeTerms(d); !bytes.Equal(got, b) {
