@@ -30,13 +30,44 @@ type endpointModels struct {
 	env *openai.Clients
 	log *slog.Logger
 
-	mu    sync.Mutex
-	chats map[string]agent.ChatClient
-	embs  map[string]embed.Embedder
+	chats byName[agent.ChatClient]
+	embs  byName[embed.Embedder]
 }
 
 func newEndpointModels(env *openai.Clients, log *slog.Logger) *endpointModels {
-	return &endpointModels{env: env, log: log, chats: map[string]agent.ChatClient{}, embs: map[string]embed.Embedder{}}
+	return &endpointModels{env: env, log: log}
+}
+
+// byName keeps one client per model name. Two callers asking for a new
+// name at once may both make one; the first kept is the one every caller
+// gets.
+type byName[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+// get returns the client kept for name, or makes one with build and keeps
+// it; kept reports whether this call's client was the one kept.
+func (b *byName[T]) get(name string, build func() (T, error)) (v T, kept bool, err error) {
+	b.mu.Lock()
+	v, ok := b.m[name]
+	b.mu.Unlock()
+	if ok {
+		return v, false, nil
+	}
+	if v, err = build(); err != nil {
+		return v, false, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if prev, ok := b.m[name]; ok {
+		return prev, false, nil
+	}
+	if b.m == nil {
+		b.m = map[string]T{}
+	}
+	b.m[name] = v
+	return v, true, nil
 }
 
 // unknown maps an endpoint's 404 to memoryservice.ErrUnknownModel.
@@ -49,18 +80,13 @@ func unknown(err error) error {
 
 // Chat implements memoryservice.Models.
 func (m *endpointModels) Chat(ctx context.Context, name string) (agent.ChatClient, error) {
-	m.mu.Lock()
-	c, ok := m.chats[name]
-	m.mu.Unlock()
-	if ok {
-		return c, nil
-	}
-	switch name {
-	case m.env.Config.ChatModel:
-		c = m.env.Chat
-	case m.env.MiniModel:
-		c = m.env.Mini
-	default:
+	c, kept, err := m.chats.get(name, func() (agent.ChatClient, error) {
+		switch name {
+		case m.env.Config.ChatModel:
+			return m.env.Chat, nil
+		case m.env.MiniModel:
+			return m.env.Mini, nil
+		}
 		cfg := m.env.Config
 		cfg.ChatModel = name
 		nc, err := openai.NewChat(cfg)
@@ -76,29 +102,20 @@ func (m *endpointModels) Chat(ctx context.Context, name string) (agent.ChatClien
 		if err != nil { // not an answer about the name: the store's work will say more
 			m.log.WarnContext(ctx, "agentmemory-server: chat model not checked", "chat_model", name, "err", err)
 		}
-		c = nc
+		return nc, nil
+	})
+	if kept {
+		m.log.InfoContext(ctx, "agentmemory-server: memory store chat model", "chat_model", name, "endpoint", m.env.Config.Endpoint())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if prev, ok := m.chats[name]; ok {
-		return prev, nil
-	}
-	m.chats[name] = c
-	m.log.InfoContext(ctx, "agentmemory-server: memory store chat model", "chat_model", name, "endpoint", m.env.Config.Endpoint())
-	return c, nil
+	return c, err
 }
 
 // Embedder implements memoryservice.Models.
 func (m *endpointModels) Embedder(ctx context.Context, name string) (embed.Embedder, error) {
-	m.mu.Lock()
-	e, ok := m.embs[name]
-	m.mu.Unlock()
-	if ok {
-		return e, nil
-	}
-	if name == m.env.Config.EmbeddingModel {
-		e = m.env.Embedder
-	} else {
+	e, kept, err := m.embs.get(name, func() (embed.Embedder, error) {
+		if name == m.env.Config.EmbeddingModel {
+			return m.env.Embedder, nil
+		}
 		cfg := m.env.Config
 		cfg.EmbeddingModel, cfg.EmbeddingDimensions = name, 0
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
@@ -112,16 +129,12 @@ func (m *endpointModels) Embedder(ctx context.Context, name string) (embed.Embed
 		if err != nil {
 			return nil, err
 		}
-		e = ne
+		return ne, nil
+	})
+	if kept {
+		m.log.InfoContext(ctx, "agentmemory-server: memory store embedding model", "embedding_model", name, "dimensions", e.Dimensions(), "endpoint", m.env.Config.Endpoint())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if prev, ok := m.embs[name]; ok {
-		return prev, nil
-	}
-	m.embs[name] = e
-	m.log.InfoContext(ctx, "agentmemory-server: memory store embedding model", "embedding_model", name, "dimensions", e.Dimensions(), "endpoint", m.env.Config.Endpoint())
-	return e, nil
+	return e, err
 }
 
 // offlineModels run every memory store on the offline client and the
