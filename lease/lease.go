@@ -27,7 +27,7 @@ const (
 var ErrHeld = errors.New("lease: held by another owner")
 
 // Store is what a lease needs of a store.
-type Store = store.UserStateStore
+type Store = store.UserStates
 
 // Config tunes Acquire. The zero value uses the defaults.
 type Config struct {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"time"
+
+	"github.com/agentmemory/agentmemory/internal/ident"
 )
 
 // DeletionRecord is one entry of a store's deletion log: what a forget call
@@ -77,3 +79,18 @@ type DeletionLog interface {
 	// was. It returns how many records it changed.
 	EraseDeletionNames(ctx context.Context, subject string) (int, error)
 }
+
+// DeletionLogPartition is the partition key value under which a backend
+// that partitions by user id (Cosmos DB) keeps the deletion log. It is
+// refused as a user id everywhere (CheckUserID), so no user's call can
+// read, write or delete the log.
+const DeletionLogPartition = ident.ReservedUserID
+
+// The actions of a DeletedItem.
+const (
+	ActionDeleted   = "deleted"
+	ActionRewritten = "rewritten"
+)
+
+// MaxReasonBytes caps DeletionRecord.Reason.
+const MaxReasonBytes = 64

@@ -5,17 +5,42 @@ import (
 	"time"
 )
 
-// Store is the portable contract of a memory backend.
+// Store is the portable contract of a memory backend: every kind of
+// document it keeps, and its lifetime. A component that needs only some
+// kinds takes the interfaces below, or a narrower one of its own.
 //
 // Every method takes ctx and the user id first, fails with ErrInvalid for an
 // empty or malformed user id, and touches only that user's documents: an id
 // belonging to another user is simply not found. Documents passed in must
 // have UserID equal to the user id argument or empty (it is then filled in).
 // The store keeps no reference to a document passed in, and documents
-// returned are the caller's to modify.
+// returned are the caller's to modify. Every call after Close fails with
+// ErrClosed.
 //
 // Implementations are safe for concurrent use.
 type Store interface {
+	Interactions
+	Insights
+	Sessions
+	Turns
+	UserStates
+	Deleter
+
+	// As lets a caller reach the backend's own client for what the portable
+	// API does not cover: i must be a pointer to a backend-documented type.
+	// It reports whether it set *i.
+	As(i any) bool
+	// Close releases the backend's resources. Calls after Close fail with
+	// ErrClosed.
+	Close() error
+}
+
+// Interactions keeps a user's interactions (KindInteraction). Writes fail
+// with ErrInvalid for a document that breaks the shared rules (a malformed
+// id, a turn range that runs backwards, a vector of the wrong dimension, an
+// encoding over MaxDocumentBytes); every call follows Store's rules on user
+// ids and ErrClosed.
+type Interactions interface {
 	// PutInteraction inserts or replaces the interaction with doc.ID.
 	PutInteraction(ctx context.Context, userID string, doc *Interaction) error
 	// GetInteraction returns the interaction with the given id, or ErrNotFound.
@@ -25,9 +50,19 @@ type Store interface {
 	ListInteractions(ctx context.Context, userID string, f InteractionFilter) ([]*Interaction, error)
 	// SearchInteractions ranks the user's interactions for q. Full text
 	// covers content, summary, mentioned topics and entities; vector fields
-	// default to content_vector and summary_vector.
+	// default to content_vector and summary_vector. A request that breaks
+	// SearchRequest's rules is ErrInvalid.
 	SearchInteractions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*Interaction], error)
+}
 
+// Insights keeps a user's insights (KindInsight): session insights and the
+// long-term profile, soft-deleted by SupersedeInsight. Writes fail with
+// ErrInvalid for a document that breaks the shared rules (an unknown
+// insight type, a profile not under LongTermID, a confidence outside
+// [0, 1], a vector of the wrong dimension, an encoding over
+// MaxDocumentBytes); every call follows Store's rules on user ids and
+// ErrClosed.
+type Insights interface {
 	// PutInsight inserts or replaces the insight with doc.ID. A missing
 	// ContentHash is computed from InsightText.
 	PutInsight(ctx context.Context, userID string, doc *Insight) error
@@ -39,7 +74,8 @@ type Store interface {
 	// f.IncludeSuperseded (the audit read).
 	ListInsights(ctx context.Context, userID string, f InsightFilter) ([]*Insight, error)
 	// SearchInsights ranks the user's active insights for q. Full text
-	// covers insight_text; the vector field is insight_vector.
+	// covers insight_text; the vector field is insight_vector. A request
+	// that breaks SearchRequest's rules is ErrInvalid.
 	SearchInsights(ctx context.Context, userID string, q SearchRequest) ([]Hit[*Insight], error)
 	// FindInsightByHash returns the active insight whose ContentHash is
 	// hash (the most recent if several), or ErrNotFound.
@@ -50,7 +86,16 @@ type Store interface {
 	// repeating the same supersession (same By and Reason, whatever At)
 	// succeeds and keeps the first SupersededAt (idempotent retry).
 	SupersedeInsight(ctx context.Context, userID, id string, s Supersession) error
+}
 
+// Sessions keeps a user's session documents (KindSessionSummary): the live
+// state of an active session and the summary of a completed one, written
+// with ETag concurrency. Writes fail with ErrInvalid for a document that
+// breaks the shared rules (an unknown status, the id UserStateID, a vector
+// of the wrong dimension, an encoding over MaxDocumentBytes) and with
+// ErrConflict when the ETag does not match; every call follows Store's
+// rules on user ids and ErrClosed.
+type Sessions interface {
 	// PutSession writes a session document. With an empty doc.ETag it
 	// inserts or replaces unconditionally; with CreateOnly it inserts only
 	// if no document has that id, and fails with ErrConflict otherwise;
@@ -64,9 +109,15 @@ type Store interface {
 	// first (by StartTime, then ID).
 	ListSessions(ctx context.Context, userID string, f SessionFilter) ([]*SessionSummary, error)
 	// SearchSessions ranks the user's session summaries for q. Full text
-	// covers summary and key topics; the vector field is summary_vector.
+	// covers summary and key topics; the vector field is summary_vector. A
+	// request that breaks SearchRequest's rules is ErrInvalid.
 	SearchSessions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*SessionSummary], error)
+}
 
+// Turns keeps the turn records of a user's sessions, numbered in order
+// and never rewritten (KindTurn names them where a kind is needed). Every
+// call follows Store's rules on user ids and ErrClosed.
+type Turns interface {
 	// AppendTurn stores t as the next turn of session t.SessionID: t.Seq
 	// becomes one more than the session's last stored turn, or t.Seq when
 	// that is larger (a caller that knows the last number passes it plus
@@ -80,17 +131,31 @@ type Store interface {
 	// ListTurns returns the turns of one session numbered from on, in
 	// order (an empty slice when there are none).
 	ListTurns(ctx context.Context, userID, sessionID string, from int) ([]*Turn, error)
+}
 
+// UserStates keeps each user's one coordination document (UserState),
+// written with the same ETag concurrency as Sessions. UpdateUserState is
+// the read-change-write loop over it. Every call follows Store's rules on
+// user ids and ErrClosed.
+type UserStates interface {
 	// GetUserState returns the user's coordination document with its ETag,
 	// or ErrNotFound.
 	GetUserState(ctx context.Context, userID string) (*UserState, error)
 	// PutUserState writes the user's coordination document, under the
 	// same ETag rules as PutSession: unconditionally with an empty ETag,
-	// CreateOnly, or only over the stored ETag (ErrConflict otherwise).
+	// CreateOnly, or only over the stored ETag (ErrConflict otherwise). It
+	// fails with ErrInvalid for a malformed lease owner, a negative
+	// counter or an encoding over MaxDocumentBytes.
 	PutUserState(ctx context.Context, userID string, doc *UserState) error
+}
 
+// Deleter removes a user's documents for good: one document, one session,
+// or the whole user. Nothing is soft-deleted (see SupersedeInsight for
+// that). Every call follows Store's rules on user ids and ErrClosed.
+type Deleter interface {
 	// DeleteDocument removes one document for good (no soft delete), or
-	// fails with ErrNotFound.
+	// fails with ErrNotFound. It fails with ErrInvalid for a kind that is
+	// not one of Kinds.
 	DeleteDocument(ctx context.Context, userID string, kind Kind, id string) error
 	// DeleteSession removes the session document and every turn record of
 	// the session, for good, and returns how many turns it removed. It
@@ -105,14 +170,6 @@ type Store interface {
 	// with no documents succeeds. It leaves the deletion log (see
 	// DeletionLog), which outlives the users it names.
 	DeleteUser(ctx context.Context, userID string) error
-
-	// As lets a caller reach the backend's own client for what the portable
-	// API does not cover: i must be a pointer to a backend-documented type.
-	// It reports whether it set *i.
-	As(i any) bool
-	// Close releases the backend's resources. Calls after Close fail with
-	// ErrClosed.
-	Close() error
 }
 
 // CreateOnly, as SessionSummary.ETag, makes PutSession an insert that

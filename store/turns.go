@@ -6,29 +6,6 @@ import (
 	"fmt"
 )
 
-// Turn validates t for userID before AppendTurn, filling an empty UserID.
-func (v Validator) Turn(userID string, t *Turn) error {
-	if t == nil {
-		return fmt.Errorf("%w: nil turn", ErrInvalid)
-	}
-	if err := owner(userID, &t.UserID); err != nil {
-		return err
-	}
-	if err := CheckID("session id", t.SessionID); err != nil {
-		return err
-	}
-	if err := CheckID("turn id", t.ID); err != nil {
-		return err
-	}
-	if len(t.Messages) == 0 {
-		return fmt.Errorf("%w: turn %s: no messages", ErrInvalid, t.ID)
-	}
-	if t.Seq < 0 {
-		return fmt.Errorf("%w: turn %s: negative seq %d", ErrInvalid, t.ID, t.Seq)
-	}
-	return size("turn "+t.ID, t)
-}
-
 // TurnID returns the id of a turn that has none: derived from its message
 // ids, so that the same messages recorded twice are one turn. It returns ""
 // when a message has no id.

@@ -28,34 +28,9 @@ type UserState struct {
 	ETag string `json:"_etag,omitempty"`
 }
 
-// UserState validates doc for userID, filling an empty UserID.
-func (v Validator) UserState(userID string, doc *UserState) error {
-	if doc == nil {
-		return fmt.Errorf("%w: nil user state", ErrInvalid)
-	}
-	if err := owner(userID, &doc.UserID); err != nil {
-		return err
-	}
-	if doc.LeaseOwner != "" {
-		if err := CheckID("lease owner", doc.LeaseOwner); err != nil {
-			return err
-		}
-	}
-	if doc.SinceReconcile < 0 || doc.SinceProfile < 0 {
-		return fmt.Errorf("%w: user state: negative counter", ErrInvalid)
-	}
-	return size("user state", doc)
-}
-
 // UserStateID is the document id a backend may give the user state where
 // it keeps it beside the user's sessions; it is refused as a session id.
 const UserStateID = "agentmemory.user-state"
-
-// UserStateStore is the part of a Store that keeps user states.
-type UserStateStore interface {
-	GetUserState(ctx context.Context, userID string) (*UserState, error)
-	PutUserState(ctx context.Context, userID string, doc *UserState) error
-}
 
 // maxUserStateAttempts bounds UpdateUserState's read-change-write loop.
 const maxUserStateAttempts = 8
@@ -65,7 +40,7 @@ const maxUserStateAttempts = 8
 // reading again and reapplying change on a conflict. change reports whether
 // there is anything to write; UpdateUserState reports whether it wrote.
 // After maxUserStateAttempts conflicts in a row it fails with ErrConflict.
-func UpdateUserState(ctx context.Context, st UserStateStore, userID string, change func(*UserState) (bool, error)) (bool, error) {
+func UpdateUserState(ctx context.Context, st UserStates, userID string, change func(*UserState) (bool, error)) (bool, error) {
 	for range maxUserStateAttempts {
 		doc, err := st.GetUserState(ctx, userID)
 		switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // Defaults applied for zero Config fields.
@@ -132,7 +133,7 @@ type Store struct {
 	db     *azcosmos.DatabaseClient
 	conts  map[store.Kind]*azcosmos.ContainerClient
 	names  map[store.Kind]string
-	v      store.Validator
+	v      driver.Validator
 	log    *slog.Logger
 	cfg    Config
 
@@ -239,7 +240,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		client: client,
-		v:      store.Validator{Dimensions: cfg.Dimensions},
+		v:      driver.Validator{Dimensions: cfg.Dimensions},
 		log:    log,
 		cfg:    cfg,
 		names: map[store.Kind]string{

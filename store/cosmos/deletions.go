@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // The deletion log lives in the sessions container under its own partition
@@ -176,10 +177,10 @@ func (s *Store) EraseDeletionNames(ctx context.Context, subject string) (int, er
 	n := 0
 	for _, w := range recs {
 		r := w.record()
-		if !store.HasDeletionNames(r) {
+		if !driver.HasDeletionNames(r) {
 			continue
 		}
-		store.EraseNames(r)
+		driver.EraseNames(r)
 		body, err := marshal("deletion record", toWireDeletion(r))
 		if err != nil {
 			return n, err

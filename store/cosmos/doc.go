@@ -61,7 +61,7 @@
 //     document count and average length of the filtered documents from one
 //     aggregate query.
 //
-// The legs are fused with store.Combine, so Hit.Score is exactly the RRF
+// The legs are fused with driver.Combine, so Hit.Score is exactly the RRF
 // of the contract, and the winners are loaded with one more query. The
 // service's ORDER BY RANK RRF(VectorDistance(...), FullTextScore(...)) is
 // not used: FullTextScore and RRF cannot be projected, so it gives an order

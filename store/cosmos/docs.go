@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // upsert writes a document unconditionally and returns its new ETag.
@@ -417,7 +418,7 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 	if err := s.check(userID); err != nil {
 		return 0, err
 	}
-	if err := store.SessionToDelete(sessionID); err != nil {
+	if err := driver.SessionToDelete(sessionID); err != nil {
 		return 0, err
 	}
 	q := newQuery(userID)

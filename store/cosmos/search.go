@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // BM25 parameters of the full-text leg.
@@ -52,7 +53,7 @@ func textProjection(kind store.Kind) string {
 
 // search runs each leg of r as its own single-partition query — one per
 // vector field, ordered by VectorDistance, and one full-text candidate
-// query scored with BM25 here — concurrently, fuses them with store.Combine
+// query scored with BM25 here — concurrently, fuses them with driver.Combine
 // (the exact RRF the contract specifies) and loads the winners with one
 // more query.
 func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind, r store.SearchRequest,
@@ -75,8 +76,8 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
-		legs     [][]store.Scored
-		textLeg  []store.Scored
+		legs     [][]driver.Scored
+		textLeg  []driver.Scored
 	)
 	fail := func(err error) {
 		mu.Lock()
@@ -86,7 +87,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 		}
 	}
 	if len(r.Vector) > 0 {
-		legs = make([][]store.Scored, len(r.VectorFields))
+		legs = make([][]driver.Scored, len(r.VectorFields))
 		for i, f := range r.VectorFields {
 			wg.Go(func() {
 				leg, err := s.vectorLeg(ctx, kind, userID, r, f, depth)
@@ -112,7 +113,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	ranked := store.Combine(r.TopK, legs, textLeg)
+	ranked := driver.Combine(r.TopK, legs, textLeg)
 	if len(ranked) == 0 {
 		return hits, nil
 	}
@@ -162,18 +163,18 @@ func vectorQuery(kind store.Kind, userID string, r store.SearchRequest, field st
 		extra = ", true"
 	}
 	// field is one of the store.Field* constants (validated by
-	// store.Validator.Search), never user text.
+	// driver.Validator.Search), never user text.
 	dist := "VectorDistance(c." + string(field) + ", " + v + extra + ")"
 	return "SELECT TOP " + k + " c.id, " + dist + " AS score FROM c" + q.whereClause() + " ORDER BY " + dist, q.params
 }
 
-func (s *Store) vectorLeg(ctx context.Context, kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int) ([]store.Scored, error) {
+func (s *Store) vectorLeg(ctx context.Context, kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int) ([]driver.Scored, error) {
 	sql, params := vectorQuery(kind, userID, r, field, depth, s.cfg.ExactVectorSearch)
 	items, err := s.query(ctx, kind, userID, sql, params)
 	if err != nil {
 		return nil, err
 	}
-	var leg []store.Scored
+	var leg []driver.Scored
 	for _, b := range items {
 		var row struct {
 			ID    string   `json:"id"`
@@ -185,14 +186,14 @@ func (s *Store) vectorLeg(ctx context.Context, kind store.Kind, userID string, r
 		if row.Score == nil || math.IsNaN(*row.Score) || *row.Score < r.MinSimilarity {
 			continue
 		}
-		leg = append(leg, store.Scored{ID: row.ID, Score: *row.Score})
+		leg = append(leg, driver.Scored{ID: row.ID, Score: *row.Score})
 	}
 	sortScored(leg)
 	return leg, nil
 }
 
-func sortScored(leg []store.Scored) {
-	slices.SortStableFunc(leg, func(a, b store.Scored) int {
+func sortScored(leg []driver.Scored) {
+	slices.SortStableFunc(leg, func(a, b driver.Scored) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -245,7 +246,7 @@ func textQueries(kind store.Kind, userID string, r store.SearchRequest, terms []
 // over their words, with the document count and average length of the
 // documents passing r's filters.
 func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID string, r store.SearchRequest, terms []string,
-	textOf func(*T) []string, idOf func(*T) string) ([]store.Scored, error) {
+	textOf func(*T) []string, idOf func(*T) string) ([]driver.Scored, error) {
 	var (
 		n, total float64
 		statsErr error
@@ -320,7 +321,7 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 	if n > 0 && total > 0 {
 		avg = total / n
 	}
-	leg := make([]store.Scored, 0, len(cands))
+	leg := make([]driver.Scored, 0, len(cands))
 	for _, c := range cands {
 		score := 0.0
 		for t, tf := range c.tf {
@@ -329,7 +330,7 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 			score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(c.length)/avg))
 		}
 		if score > 0 {
-			leg = append(leg, store.Scored{ID: c.id, Score: score})
+			leg = append(leg, driver.Scored{ID: c.id, Score: score})
 		}
 	}
 	sortScored(leg)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // The deletion log is a slice under the store's mutex, outside every
@@ -95,12 +96,12 @@ func (s *Store) EraseDeletionNames(ctx context.Context, subject string) (int, er
 	defer s.mu.Unlock()
 	n := 0
 	for i, r := range s.log {
-		if r.Subject != subject || !store.HasDeletionNames(r) {
+		if r.Subject != subject || !driver.HasDeletionNames(r) {
 			continue
 		}
 		// Readers hold clones; replace the record rather than edit it.
 		c := cloneDeletion(r)
-		store.EraseNames(c)
+		driver.EraseNames(c)
 		s.log[i] = c
 		n++
 	}

@@ -4,9 +4,9 @@
 //
 // It implements the whole portable contract of package store and passes
 // the conformance suite in store/storetest: vector legs rank by cosine
-// similarity with store.VectorRanker, the full-text leg is BM25 (k1 = 1.2,
+// similarity with driver.VectorRanker, the full-text leg is BM25 (k1 = 1.2,
 // b = 0.75) over lower-cased word tokens of the user's documents of the
-// kind, and legs are fused with store.Combine. Documents are deep-copied on
+// kind, and legs are fused with driver.Combine. Documents are deep-copied on
 // the way in and out, so callers never share memory with the store.
 //
 // Searches scan every document of the user and kind, which is fine for
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // Config configures a Store.
@@ -34,7 +35,7 @@ type Config struct {
 
 // Store is an in-memory store.Store. Use New; the zero value is not usable.
 type Store struct {
-	v store.Validator
+	v driver.Validator
 
 	mu     sync.RWMutex
 	closed bool
@@ -59,7 +60,7 @@ var (
 
 // New returns an empty store.
 func New(cfg Config) *Store {
-	return &Store{v: store.Validator{Dimensions: cfg.Dimensions}, users: make(map[string]*userDocs)}
+	return &Store{v: driver.Validator{Dimensions: cfg.Dimensions}, users: make(map[string]*userDocs)}
 }
 
 // begin checks ctx, the store and the user id before a call.
@@ -468,7 +469,7 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 	if err := s.begin(ctx, userID); err != nil {
 		return 0, err
 	}
-	if err := store.SessionToDelete(sessionID); err != nil {
+	if err := driver.SessionToDelete(sessionID); err != nil {
 		return 0, err
 	}
 	if err := s.lock(); err != nil {

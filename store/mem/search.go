@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // BM25 parameters of the full-text leg.
@@ -84,7 +85,7 @@ func (s *Store) SearchSessions(ctx context.Context, userID string, q store.Searc
 }
 
 // search ranks the user's documents of one kind: a vector leg per field of
-// q, a BM25 leg for q.Text, fused by store.Combine.
+// q, a BM25 leg for q.Text, fused by driver.Combine.
 func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind, q store.SearchRequest,
 	docsOf func(*userDocs) map[string]T, see func(T, store.SearchRequest) view, clone func(T) T,
 ) ([]store.Hit[T], error) {
@@ -119,10 +120,10 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	}
 	slices.Sort(candidates) // a deterministic scan order
 
-	var vectorLegs [][]store.Scored
+	var vectorLegs [][]driver.Scored
 	if len(q.Vector) > 0 && len(candidates) > 0 {
 		for _, f := range q.VectorFields {
-			r := store.NewVectorRanker(q.Vector, len(candidates), q.MinSimilarity)
+			r := driver.NewVectorRanker(q.Vector, len(candidates), q.MinSimilarity)
 			for _, id := range candidates {
 				if v := views[id].vec(f); len(v) > 0 {
 					r.Add(id, v, embed.Norm(v))
@@ -135,7 +136,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	slices.Sort(terms)
 	textLeg := bm25(slices.Compact(terms), views, candidates)
 
-	for _, r := range store.Combine(q.TopK, vectorLegs, textLeg) {
+	for _, r := range driver.Combine(q.TopK, vectorLegs, textLeg) {
 		hits = append(hits, store.Hit[T]{Doc: clone(docs[r.ID]), Score: r.Score, Similarity: r.Similarity, TextScore: r.TextScore})
 	}
 	return hits, nil
@@ -143,7 +144,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 
 // bm25 scores the candidates containing any of the query terms, best
 // first (ties by id), with corpus statistics over every view.
-func bm25(terms []string, views map[string]view, candidates []string) []store.Scored {
+func bm25(terms []string, views map[string]view, candidates []string) []driver.Scored {
 	if len(terms) == 0 || len(candidates) == 0 {
 		return nil
 	}
@@ -173,7 +174,7 @@ func bm25(terms []string, views map[string]view, candidates []string) []store.Sc
 	if avg == 0 {
 		avg = 1
 	}
-	var out []store.Scored
+	var out []driver.Scored
 	for _, id := range candidates {
 		st := docs[id]
 		score := 0.0
@@ -183,10 +184,10 @@ func bm25(terms []string, views map[string]view, candidates []string) []store.Sc
 			score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(st.length)/avg))
 		}
 		if score > 0 {
-			out = append(out, store.Scored{ID: id, Score: score})
+			out = append(out, driver.Scored{ID: id, Score: score})
 		}
 	}
-	slices.SortFunc(out, func(a, b store.Scored) int {
+	slices.SortFunc(out, func(a, b driver.Scored) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
 	})
 	return out

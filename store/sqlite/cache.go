@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // vecRow is one document in a vector set: its id, the columns the search
@@ -419,16 +420,16 @@ func (s *vecSet) usePrefilter(dim int, pf prefilter) bool {
 
 // rank runs one vector leg per field slot over the set's matching rows, in
 // one pass; the caller holds mu for reading or owns s. Each leg is what
-// store.VectorRanker returns (the same similarity expression, threshold,
+// driver.VectorRanker returns (the same similarity expression, threshold,
 // bound and tie order), without its per-candidate allocations.
 //
 // A coded set of at least pf.min rows is ranked through its codes
 // (rankPrefiltered) when the query has the set's dimension: the same
 // result, with fewer rows ranked exactly.
-func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64, pf prefilter) [][]store.Scored {
+func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim float64, pf prefilter) [][]driver.Scored {
 	qn := embed.Norm(query)
 	if k <= 0 || qn == 0 {
-		return make([][]store.Scored, len(slots))
+		return make([][]driver.Scored, len(slots))
 	}
 	if s.usePrefilter(len(query), pf) {
 		return s.rankPrefiltered(f, slots, query, qn, k, minSim, pf)
@@ -438,8 +439,8 @@ func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim flo
 
 // rankExact is rank by an exact scan of every matching row (no threshold
 // pruning: see the package doc).
-func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, k int, minSim float64) [][]store.Scored {
-	legs := make([][]store.Scored, len(slots))
+func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, k int, minSim float64) [][]driver.Scored {
+	legs := make([][]driver.Scored, len(slots))
 	heaps := make([]scoredMinHeap, len(slots))
 	for i := range heaps {
 		heaps[i] = make(scoredMinHeap, 0, k+1)
@@ -458,13 +459,13 @@ func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, 
 			if sim < minSim {
 				continue
 			}
-			heaps[j].offer(store.Scored{ID: r.id, Score: sim}, k)
+			heaps[j].offer(driver.Scored{ID: r.id, Score: sim}, k)
 		}
 	}
 	for i := range heaps {
 		legs[i] = heaps[i].sorted()
 		if legs[i] == nil {
-			legs[i] = []store.Scored{}
+			legs[i] = []driver.Scored{}
 		}
 	}
 	return legs

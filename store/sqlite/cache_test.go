@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 func testSet(gen int64, ids ...string) *vecSet {
@@ -131,7 +132,7 @@ func TestVecSetRankFilters(t *testing.T) {
 func t0(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
 
 // TestVecSetRankMatchesVectorRanker checks the set's one-pass ranking
-// against store.VectorRanker, the reference, on random vectors of two
+// against driver.VectorRanker, the reference, on random vectors of two
 // fields with some rows missing a field: identical ids, order and scores.
 func TestVecSetRankMatchesVectorRanker(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -171,7 +172,7 @@ func TestVecSetRankMatchesVectorRanker(t *testing.T) {
 		for _, k := range []int{1, 5, 100} {
 			got := s.rank(&f, []int{0, 1}, q, k, minSim, prefilter{})
 			for j, slot := range []int{0, 1} {
-				ref := store.NewVectorRanker(q, k, minSim)
+				ref := driver.NewVectorRanker(q, k, minSim)
 				for i := range s.rows {
 					if r := &s.rows[i]; f.match(r) && r.vecs[slot] != nil {
 						ref.Add(r.id, r.vecs[slot], r.norms[slot])

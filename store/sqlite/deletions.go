@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // The deletion log is the table deletion_log (schema version 3): one row
@@ -115,10 +116,10 @@ func (s *Store) EraseDeletionNames(ctx context.Context, subject string) (int, er
 			return nil, err
 		}
 		for _, r := range recs {
-			if !store.HasDeletionNames(r) {
+			if !driver.HasDeletionNames(r) {
 				continue
 			}
-			store.EraseNames(r)
+			driver.EraseNames(r)
 			items, err := json.Marshal(nonNilItems(r.Items))
 			if err != nil {
 				return nil, err

@@ -97,7 +97,7 @@
 // loads in flight. A loaded set's vectors
 // are decoded into large shared blocks in row
 // order, and a search scores every vector field in one pass over the rows
-// with store.VectorRanker's exact expression, threshold and tie order
+// with driver.VectorRanker's exact expression, threshold and tie order
 // (TestVecSetRankMatchesVectorRanker) but no allocation per candidate.
 //
 // # No threshold pruning

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/internal/dot"
-	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // The vector pre-filter: exact top k through int8 codes.
@@ -207,7 +207,7 @@ func siftDown(h []float64, i int) {
 // matching row's similarity, and rank exactly the rows whose bound does
 // not rule them out. The caller has checked that the
 // set is coded, the query has the set's dimension and qn > 0.
-func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn float32, k int, minSim float64, pf prefilter) [][]store.Scored {
+func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn float32, k int, minSim float64, pf prefilter) [][]driver.Scored {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	if !sc.qc.encode(query, qn) {
@@ -223,7 +223,7 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 	n := len(sc.rows)
 	sc.ints, sc.hi = grow(sc.ints, n), grow(sc.hi, n)
 	slack := float64(boundSlack(s.dim))
-	legs := make([][]store.Scored, len(slots))
+	legs := make([][]driver.Scored, len(slots))
 	for j, slot := range slots {
 		codes, meta := s.codes[slot], s.meta[slot]
 		if all {
@@ -291,14 +291,14 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 			if sim < minSim {
 				continue
 			}
-			h.offer(store.Scored{ID: r.id, Score: sim}, k)
+			h.offer(driver.Scored{ID: r.id, Score: sim}, k)
 			if len(h) == k {
 				cut = max(cut, h[0].Score)
 			}
 		}
 		legs[j] = h.sorted()
 		if legs[j] == nil {
-			legs[j] = []store.Scored{}
+			legs[j] = []driver.Scored{}
 		}
 	}
 	return legs

@@ -18,6 +18,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/dot"
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 func TestEncodeInt8(t *testing.T) {
@@ -333,13 +334,13 @@ func TestVecSetPrefilterExact(t *testing.T) {
 			exact := s.rank(&f, []int{0, 1}, q, k, minSim, prefilter{})
 			require.Equal(t, exact, s.rank(&f, []int{0, 1}, q, k, minSim, on), "query %d k %d", qi, k)
 			got := s.rank(&f, []int{1, 0}, q, k, minSim, on)
-			require.Equal(t, [][]store.Scored{exact[1], exact[0]}, got, "query %d k %d, slots swapped", qi, k)
+			require.Equal(t, [][]driver.Scored{exact[1], exact[0]}, got, "query %d k %d, slots swapped", qi, k)
 		}
 	}
 	// A query of another length than the set's is ranked exactly (it
 	// matches nothing here), and so is a set below min.
 	assert.False(t, s.usePrefilter(d-1, on))
-	assert.Equal(t, [][]store.Scored{{}}, s.rank(&filter{kind: store.KindInteraction}, []int{0}, vec()[:10], 5, -1, on))
+	assert.Equal(t, [][]driver.Scored{{}}, s.rank(&filter{kind: store.KindInteraction}, []int{0}, vec()[:10], 5, -1, on))
 	assert.True(t, s.usePrefilter(d, on))
 	assert.False(t, s.usePrefilter(d, prefilter{min: 3001}))
 	assert.False(t, s.usePrefilter(d, prefilter{}))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // refFTS is the name of the temporary FTS5 table refCorpus fills.
@@ -41,7 +42,7 @@ func refCorpus(ctx context.Context, tx *sql.Tx, userID string, sp spec) (spec, f
 // user's documents for a sanitised MATCH expression, over the FTS5 table
 // sp.fts, joined to the base table. Over refCorpus's table it is what the
 // text leg must return.
-func refTextLeg(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filter, match string, k int) ([]store.Scored, error) {
+func refTextLeg(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filter, match string, k int) ([]driver.Scored, error) {
 	var w where
 	w.add(sp.fts+" MATCH ?", match)
 	w.add("t.user_id = ?", userID)
@@ -80,9 +81,9 @@ func refTextLeg(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filt
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Scored
+	var out []driver.Scored
 	for rows.Next() {
-		var sc store.Scored
+		var sc driver.Scored
 		if err := rows.Scan(&sc.ID, &sc.Score); err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // spec names a kind's tables and columns (constants, never user data).
@@ -78,7 +79,7 @@ func idArgs(userID string, ids []string) []any {
 const legDepth = 100
 
 // search runs the vector legs and the text leg of q in one read snapshot,
-// fuses them with store.Combine and loads the winners' documents.
+// fuses them with driver.Combine and loads the winners' documents.
 func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind, q store.SearchRequest,
 	load func(context.Context, *sql.Tx, []string) ([]T, error), idOf func(T) string) ([]store.Hit[T], error) {
 	if err := s.check(userID); err != nil {
@@ -117,7 +118,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 		// The vector legs rank in memory on another goroutine while this
 		// one runs the text leg: a hybrid search then takes about as long
 		// as its slower leg when a second core is free.
-		var legs [][]store.Scored
+		var legs [][]driver.Scored
 		var vecDone chan struct{}
 		if len(q.Vector) > 0 {
 			slots := make([]int, len(q.VectorFields))
@@ -130,7 +131,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 				legs = set.rank(&f, slots, q.Vector, depth, q.MinSimilarity, s.pf)
 			}()
 		}
-		var text []store.Scored
+		var text []driver.Scored
 		var textErr error
 		if match != "" {
 			text, textErr = s.textLegIndex(ctx, tx, userID, set.text, sp, &f, words, depth)
@@ -141,7 +142,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 		if textErr != nil {
 			return textErr
 		}
-		ranked := store.Combine(q.TopK, legs, text)
+		ranked := driver.Combine(q.TopK, legs, text)
 		if len(ranked) == 0 {
 			return nil
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 const sessionUpsert = `INSERT INTO session_summaries
@@ -190,7 +191,7 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 	if err := s.check(userID); err != nil {
 		return 0, err
 	}
-	if err := store.SessionToDelete(sessionID); err != nil {
+	if err := driver.SessionToDelete(sessionID); err != nil {
 		return 0, err
 	}
 	var turns int64

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -73,7 +74,7 @@ type Config struct {
 // Store is a store.Store on one SQLite file. It is safe for concurrent use.
 type Store struct {
 	path string
-	v    store.Validator
+	v    driver.Validator
 	log  *slog.Logger
 	w    *sql.DB // the one writer connection, BEGIN IMMEDIATE
 	r    *sql.DB // readers
@@ -167,7 +168,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	bg, stop := context.WithCancel(context.Background())
 	return &Store{
 		path:  path,
-		v:     store.Validator{Dimensions: cfg.Dimensions},
+		v:     driver.Validator{Dimensions: cfg.Dimensions},
 		log:   log,
 		w:     w,
 		r:     r,

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // UndoVersion4 takes a file back to schema version 3: it drops what
@@ -100,7 +101,7 @@ func TestTermsRowsOfAMigratedFile(t *testing.T) {
 	require.NoError(t, raw.Close())
 
 	queries := []string{"bond stocks", "retirement rate", "the run", "café 2024 alpha"}
-	want := map[string][]store.Scored{}
+	want := map[string][]driver.Scored{}
 	fresh, err := Open(ctx, newPath, Config{})
 	require.NoError(t, err)
 	for _, q := range queries {

@@ -14,6 +14,7 @@ import (
 	"modernc.org/libc"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // The text leg: BM25 over a per-user, per-kind in-memory inverted index,
@@ -304,7 +305,7 @@ func (x *textIndex) add(sc *scores, p *phrase, idf, avgdl float64) {
 // and only those contenders are scored in full (binary search in each
 // phrase's postings). Otherwise every posting is walked. Either way the
 // result is the full computation's; skipped reports the first way.
-func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.Scored, skipped bool) {
+func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []driver.Scored, skipped bool) {
 	if k <= 0 || x.live == 0 {
 		return nil, false
 	}
@@ -344,14 +345,14 @@ func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.S
 		if !f.match(&d.row) {
 			continue
 		}
-		h.offer(store.Scored{ID: d.row.id, Score: sc.s[slot]}, k)
+		h.offer(driver.Scored{ID: d.row.id, Score: sc.s[slot]}, k)
 	}
 	return h.sorted(), false
 }
 
 // rankSkipping is rank without walking the floored phrases, or ok false
 // when that cannot give the full computation's result.
-func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float64, isFloored []bool, avgdl float64, floored, k int) (_ []store.Scored, ok bool) {
+func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float64, isFloored []bool, avgdl float64, floored, k int) (_ []driver.Scored, ok bool) {
 	for i := range ph {
 		if idf[i] != 0 && !isFloored[i] {
 			x.add(sc, &ph[i], idf[i], avgdl)
@@ -397,7 +398,7 @@ func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float
 				s = s + bm25Term(idf[i], tf, d.length, avgdl)
 			}
 		}
-		h.offer(store.Scored{ID: d.row.id, Score: s}, k)
+		h.offer(driver.Scored{ID: d.row.id, Score: s}, k)
 	}
 	return h.sorted(), true
 }
@@ -444,16 +445,16 @@ func (h *floatMinHeap) offer(v float64, k int) {
 
 // scoredMinHeap keeps the k best Scored (higher score, then lower id), the
 // worst at the root.
-type scoredMinHeap []store.Scored
+type scoredMinHeap []driver.Scored
 
-func worse(a, b store.Scored) bool {
+func worse(a, b driver.Scored) bool {
 	if a.Score != b.Score {
 		return a.Score < b.Score
 	}
 	return a.ID > b.ID
 }
 
-func (h *scoredMinHeap) offer(s store.Scored, k int) {
+func (h *scoredMinHeap) offer(s driver.Scored, k int) {
 	if len(*h) == k {
 		if !worse((*h)[0], s) {
 			return
@@ -496,11 +497,11 @@ func (h scoredMinHeap) down(i int) {
 }
 
 // sorted empties the heap into a slice, best first.
-func (h scoredMinHeap) sorted() []store.Scored {
+func (h scoredMinHeap) sorted() []driver.Scored {
 	if len(h) == 0 {
 		return nil
 	}
-	out := make([]store.Scored, len(h))
+	out := make([]driver.Scored, len(h))
 	for i := len(h) - 1; i >= 0; i-- {
 		out[i] = h[0]
 		last := len(h) - 1
@@ -733,7 +734,7 @@ func (s *Store) queryTokens(ctx context.Context, tx *sql.Tx, words []string) ([]
 // textLegIndex ranks the user's documents in the index x for the query
 // words (one FTS5 phrase each, as sanitise makes them), by BM25 over the
 // user's corpus: the text leg.
-func (s *Store) textLegIndex(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, f *filter, words []string, k int) ([]store.Scored, error) {
+func (s *Store) textLegIndex(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, f *filter, words []string, k int) ([]driver.Scored, error) {
 	ph, err := s.queryPhrases(ctx, tx, userID, x, sp, words)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 func TestTokenizerMatchesSchema(t *testing.T) {
@@ -338,7 +339,7 @@ func TestRankSkippingIsExact(t *testing.T) {
 	}
 	checkTextIndex(t, x)
 
-	brute := func(f *filter, ph []phrase, k int) []store.Scored {
+	brute := func(f *filter, ph []phrase, k int) []driver.Scored {
 		N := float64(x.live)
 		avgdl := float64(x.tokens) / N
 		tfs := make([]map[uint32]uint32, len(ph))
@@ -348,7 +349,7 @@ func TestRankSkippingIsExact(t *testing.T) {
 				tfs[i][q.slot] = q.tf
 			}
 		}
-		var out []store.Scored
+		var out []driver.Scored
 		for slot, d := range x.docs {
 			if !d.live || !f.match(&d.row) {
 				continue
@@ -367,10 +368,10 @@ func TestRankSkippingIsExact(t *testing.T) {
 				}
 			}
 			if s > 0 {
-				out = append(out, store.Scored{ID: d.row.id, Score: s})
+				out = append(out, driver.Scored{ID: d.row.id, Score: s})
 			}
 		}
-		slices.SortFunc(out, func(a, b store.Scored) int {
+		slices.SortFunc(out, func(a, b driver.Scored) int {
 			if c := cmp.Compare(b.Score, a.Score); c != 0 {
 				return c
 			}
@@ -414,13 +415,13 @@ func TestRankSkippingIsExact(t *testing.T) {
 }
 
 // textHits is a text search's ids and BM25 scores.
-func textHits(t *testing.T, s *Store, user, q string) []store.Scored {
+func textHits(t *testing.T, s *Store, user, q string) []driver.Scored {
 	t.Helper()
 	hits, err := s.SearchInteractions(t.Context(), user, store.SearchRequest{Text: q, TopK: 20})
 	require.NoError(t, err)
-	out := make([]store.Scored, len(hits))
+	out := make([]driver.Scored, len(hits))
 	for i, h := range hits {
-		out[i] = store.Scored{ID: h.Doc.ID, Score: h.TextScore}
+		out[i] = driver.Scored{ID: h.Doc.ID, Score: h.TextScore}
 	}
 	return out
 }
@@ -447,7 +448,7 @@ func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 		put(alone, "alice", i, text)
 	}
 	queries := []string{"bond stocks", "retirement rate", "the run", "café 2024 alpha"}
-	before := map[string][]store.Scored{}
+	before := map[string][]driver.Scored{}
 	for _, q := range queries {
 		before[q] = textHits(t, shared, "alice", q)
 		require.NotEmpty(t, before[q], q)

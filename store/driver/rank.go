@@ -1,9 +1,10 @@
-package store
+package driver
 
 import (
 	"container/heap"
 
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // Scored is a document id with a leg's score (higher is better).
@@ -90,8 +91,8 @@ func (h *scoredHeap) Pop() any {
 // Combine merges ranked legs into at most topK results: each vector leg and
 // the text leg (each best first) count as one list. With a single non-empty
 // leg its order and score are kept; with several they are fused with
-// FuseRRF(RRFK). Similarity is a document's best score over the vector legs,
-// TextScore its text-leg score.
+// store.FuseRRF(store.RRFK). Similarity is a document's best score over the
+// vector legs, TextScore its text-leg score.
 func Combine(topK int, vectorLegs [][]Scored, textLeg []Scored) []Ranked {
 	sim := make(map[string]float64)
 	for _, leg := range vectorLegs {
@@ -130,7 +131,7 @@ func Combine(topK int, vectorLegs [][]Scored, textLeg []Scored) []Ranked {
 				lists[i][j] = s.ID
 			}
 		}
-		for _, f := range FuseRRF(RRFK, lists...) {
+		for _, f := range store.FuseRRF(store.RRFK, lists...) {
 			out = append(out, Ranked{ID: f.ID, Score: f.Score, Similarity: sim[f.ID], TextScore: text[f.ID]})
 		}
 	}
