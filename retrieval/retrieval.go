@@ -21,6 +21,7 @@
 package retrieval
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -99,14 +100,24 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Store is what a Retriever reads of a store.Store: the search of each
+// kind, and interactions by id for the chunk that follows a hit. It never
+// writes.
+type Store interface {
+	SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error)
+	SearchInsights(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Insight], error)
+	SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error)
+	GetInteraction(ctx context.Context, userID, id string) (*store.Interaction, error)
+}
+
 // Retriever searches one store. It is safe for concurrent use.
 type Retriever struct {
-	st  store.Store
+	st  Store
 	cfg Config
 }
 
 // New returns a retriever on st.
-func New(st store.Store, cfg Config) (*Retriever, error) {
+func New(st Store, cfg Config) (*Retriever, error) {
 	switch {
 	case st == nil:
 		return nil, errors.New("retrieval: nil store")
