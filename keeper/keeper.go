@@ -79,15 +79,31 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Store is what a Keeper needs of a store.Store: the turns and the
+// session document of each session it keeps, the interactions it stores
+// as turns are pruned (removing those a new one overlaps), and the user's
+// profile and recent sessions for a new session's context. It searches
+// nothing.
+type Store interface {
+	store.Turns
+	GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error)
+	PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error
+	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error)
+	PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error
+	ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error)
+	DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error
+	GetInsight(ctx context.Context, userID, id string) (*store.Insight, error)
+}
+
 // Keeper opens sessions on a store. It is safe for concurrent use.
 type Keeper struct {
-	st  store.Store
+	st  Store
 	cfg Config
 }
 
 // New returns a keeper on st. It fails when st, Mini or Embedder is
 // missing or a count is negative.
-func New(st store.Store, cfg Config) (*Keeper, error) {
+func New(st Store, cfg Config) (*Keeper, error) {
 	switch {
 	case st == nil:
 		return nil, errors.New("keeper: nil store")
