@@ -15,7 +15,7 @@
 //   - reconciliation (Reconcile) shows the model the user's recent insights
 //     together and acts on what it finds: duplicates are merged into one
 //     new insight, contradictions keep the most recent. The losers are
-//     soft-deleted (store.Store.SupersedeInsight) with the reason and the
+//     soft-deleted (store.Insights.SupersedeInsight) with the reason and the
 //     winner's id, so an audit read still shows everything that ever
 //     applied to the user.
 //
@@ -115,6 +115,24 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Store is what a Reflector needs of a store.Store: the user state that
+// holds the lease (lease.Store), the sessions and interactions it reflects
+// on, and the insights it stores, supersedes and folds into the profile.
+// It searches nothing.
+type Store interface {
+	lease.Store
+	GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error)
+	PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error
+	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error)
+	ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error)
+	PutInsight(ctx context.Context, userID string, doc *store.Insight) error
+	GetInsight(ctx context.Context, userID, id string) (*store.Insight, error)
+	ListInsights(ctx context.Context, userID string, f store.InsightFilter) ([]*store.Insight, error)
+	FindInsightByHash(ctx context.Context, userID, hash string) (*store.Insight, error)
+	SupersedeInsight(ctx context.Context, userID, id string, s store.Supersession) error
+	DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error
+}
+
 // Reflector runs reflection on a store. It is safe for concurrent use:
 // calls for one user run one at a time (each reads, then writes), calls
 // for different users run in parallel. Across Reflectors — other
@@ -122,7 +140,7 @@ type Config struct {
 // the user's lease in the store (package lease), waiting while another
 // holds it, so their calls for one user never interleave either.
 type Reflector struct {
-	st    store.Store
+	st    Store
 	cfg   Config
 	users userLocks
 	owner string // this Reflector's name on the leases it takes
@@ -182,7 +200,7 @@ func (l *userLocks) lock(userID string) (unlock func()) {
 // New returns a Reflector on st. It fails when st, Chat or Embedder is
 // missing, a category name is not a lower-case identifier or repeated, or
 // a number is out of range.
-func New(st store.Store, cfg Config) (*Reflector, error) {
+func New(st Store, cfg Config) (*Reflector, error) {
 	switch {
 	case st == nil:
 		return nil, errors.New("reflection: nil store")
