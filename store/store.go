@@ -7,7 +7,9 @@ import (
 
 // Store is the portable contract of a memory backend: every kind of
 // document it keeps, and its lifetime. A component that needs only some
-// kinds takes the interfaces below, or a narrower one of its own.
+// kinds takes the interfaces below, or a narrower one of its own. The
+// deletion log is not part of it: a backend that keeps one also
+// implements DeletionLog (sqlite, cosmos and mem all do).
 //
 // Every method takes ctx and the user id first, fails with ErrInvalid for an
 // empty or malformed user id, and touches only that user's documents: an id
