@@ -161,9 +161,13 @@ type Config struct {
 
 	// DeletionLogKey is the secret the deletion log's keyed hashes are
 	// made with (erasure.Config.Key), when the store keeps a deletion log
-	// (store.DeletionLog; every backend here does). Nil means the log's
-	// own random key, kept in the log: the hashes are then pseudonyms
-	// that anyone holding the store can test guesses against.
+	// (store.DeletionLog; every backend here does): the hashes of user
+	// and document ids, and of each record, so that a record rewritten
+	// without the key does not verify. Nil means the log's own random
+	// key, kept in the log: the id hashes are then pseudonyms that anyone
+	// holding the store can test guesses against, and the record hashes
+	// plain SHA-256. Keep it secret, outside the store, and stable: a log
+	// started with a key opens only with it.
 	DeletionLogKey []byte
 
 	// Reflection selects when session reflection runs; the zero value is
