@@ -256,7 +256,7 @@ func (e *eraser) finish(ctx context.Context, scrub bool) error {
 		rec, lerr := p.dlog.Append(ctx, e.user, e.reason, e.rc.Items, e.reason != ReasonForgetUser)
 		if lerr != nil {
 			p.log.Error("agentmemory: deletion log", "reason", e.reason, "err", lerr)
-			err = fmt.Errorf("provider: %s: %w: %w", e.reason, ErrNotLogged, lerr)
+			err = fmt.Errorf("%w (%s): %w", ErrNotLogged, e.reason, lerr)
 		} else {
 			e.rc.LogSeq, e.rc.LogHash = rec.Seq, rec.Hash
 		}
@@ -264,13 +264,13 @@ func (e *eraser) finish(ctx context.Context, scrub bool) error {
 	if p.dlog != nil && e.reason == ReasonForgetUser {
 		if _, nerr := p.dlog.EraseNames(ctx, e.user); nerr != nil {
 			p.log.Error("agentmemory: erase the user's names in the deletion log", "reason", e.reason, "err", nerr)
-			err = errors.Join(err, fmt.Errorf("provider: %s: %w: the deletion log still names the user: %w", e.reason, ErrNotErased, nerr))
+			err = errors.Join(err, fmt.Errorf("%w (%s): the deletion log still names the user: %w", ErrNotErased, e.reason, nerr))
 		}
 	}
 	if sc, ok := p.st.(scrubber); ok && scrub {
 		if serr := sc.Scrub(ctx); serr != nil {
 			p.log.Error("agentmemory: scrub the store after forgetting", "reason", e.reason, "err", serr)
-			err = errors.Join(err, fmt.Errorf("provider: %s: %w: %w", e.reason, ErrNotErased, serr))
+			err = errors.Join(err, fmt.Errorf("%w (%s): %w", ErrNotErased, e.reason, serr))
 		}
 	}
 	return err
