@@ -250,12 +250,17 @@ func (p *MemoryProvider) CompleteForget(ctx context.Context, rc *Receipt) error 
 // tried, and each is safe to repeat.
 func (e *eraser) finish(ctx context.Context, scrub bool) error {
 	p := e.p
+	log := p.log.With("reason", e.reason)
+	if e.reason != ReasonForgetUser { // a user forgotten whole is not named in the logs either
+		log = log.With("user", e.user)
+	}
 	var err error
-	if p.dlog != nil && e.rc.LogSeq == 0 {
+	// A call that deleted nothing is logged only by ForgetUser.
+	if p.dlog != nil && e.rc.LogSeq == 0 && (len(e.rc.Items) > 0 || e.reason == ReasonForgetUser) {
 		// ForgetUser's record keeps no clear names: they are erased next.
 		rec, lerr := p.dlog.Append(ctx, e.user, e.reason, e.rc.Items, e.reason != ReasonForgetUser)
 		if lerr != nil {
-			p.log.Error("agentmemory: deletion log", "reason", e.reason, "err", lerr)
+			log.Error("agentmemory: deletion log", "err", lerr)
 			err = fmt.Errorf("%w (%s): %w", ErrNotLogged, e.reason, lerr)
 		} else {
 			e.rc.LogSeq, e.rc.LogHash = rec.Seq, rec.Hash
@@ -263,13 +268,13 @@ func (e *eraser) finish(ctx context.Context, scrub bool) error {
 	}
 	if p.dlog != nil && e.reason == ReasonForgetUser {
 		if _, nerr := p.dlog.EraseNames(ctx, e.user); nerr != nil {
-			p.log.Error("agentmemory: erase the user's names in the deletion log", "reason", e.reason, "err", nerr)
+			log.Error("agentmemory: erase the user's names in the deletion log", "err", nerr)
 			err = errors.Join(err, fmt.Errorf("%w (%s): the deletion log still names the user: %w", ErrNotErased, e.reason, nerr))
 		}
 	}
 	if sc, ok := p.st.(scrubber); ok && scrub {
 		if serr := sc.Scrub(ctx); serr != nil {
-			p.log.Error("agentmemory: scrub the store after forgetting", "reason", e.reason, "err", serr)
+			log.Error("agentmemory: scrub the store after forgetting", "err", serr)
 			err = errors.Join(err, fmt.Errorf("%w (%s): %w", ErrNotErased, e.reason, serr))
 		}
 	}
