@@ -16,9 +16,27 @@
 // Its key is Config.Key when set (the keyed hashes are then as secret as
 // that key); otherwise the log makes a random key and keeps it in its
 // first record, which makes the hashes pseudonyms that anyone holding the
-// store can test guesses against. A chain proves its records were not
-// changed, not that the newest ones were not cut off: keep the head that
-// Verify returns somewhere else to detect that.
+// store can test guesses against.
+//
+// # What a chain proves
+//
+// Without Config.Key a record's Hash is a plain SHA-256: the chain shows
+// accidental damage and a careless edit, but whoever can write the store
+// can rewrite a record and recompute every hash after it, and Verify then
+// passes. With Config.Key each record's Hash is an HMAC-SHA-256 under a
+// key derived from it (marked "hmac-sha256:"), and a record rewritten by
+// anyone without the key is found at that record, however the rest of the
+// chain is recomputed. The key must stay secret (kept outside the store)
+// and stable: a log started with a key opens only with that key, and a
+// log started without one cannot take one later.
+//
+// A log started with Config.Key by an earlier version has plain hashes up
+// to its first keyed one. They keep verifying, and the keyed records that
+// follow guard them too; but turning every keyed record back into a plain
+// one goes unseen in such a log, while in a log started keyed every record
+// must be keyed. In no case does a chain show records cut off its end:
+// keep the head that Verify returns somewhere else (it names the scheme in
+// its hash) to detect that, and that downgrade.
 package erasure
 
 import (
@@ -31,6 +49,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,9 +101,10 @@ type Item struct {
 
 // Config configures a Log. The zero value works.
 type Config struct {
-	// Key makes the keyed hashes. Nil means the log's own random key, kept
-	// in its first record (see the package doc). A log started with a key
-	// must be opened with the same key.
+	// Key makes the keyed hashes of ids and of the records themselves
+	// (see the package doc). Nil means the log's own random key, kept in
+	// its first record, and plain record hashes. A log started with a key
+	// must be opened with the same key; keep it secret and stable.
 	Key []byte
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -115,9 +135,22 @@ func New(st store.DeletionLog, cfg Config) *Log {
 	return &Log{st: st, cfg: cfg}
 }
 
-// keyCheckPrefix marks a first record's Key that holds a check of
-// Config.Key rather than the key itself.
-const keyCheckPrefix = "check:"
+// A first record's Key holds the log's own key in hex, or a check of
+// Config.Key behind one of two prefixes: keyedPrefix for a log whose every
+// record has a keyed hash, legacyCheckPrefix for a log started before
+// records had keyed hashes (its records are plain up to the first keyed
+// one). The two checks are MACs of different messages, so one cannot be
+// made from the other without the key.
+const (
+	keyedPrefix       = "keyed:"
+	legacyCheckPrefix = "check:"
+	keyedCheck        = "agentmemory deletion log keyed chain check"
+	legacyCheck       = "agentmemory deletion log key check"
+)
+
+// keyedHashPrefix marks a record's Hash made with HMAC-SHA-256 under the
+// chain key; a Hash without it is the plain SHA-256 in hex.
+const keyedHashPrefix = "hmac-sha256:"
 
 // Append records that the listed items of userID were removed or
 // rewritten, for reason (a short word such as "forget_session"), and
@@ -147,6 +180,10 @@ func (l *Log) Append(ctx context.Context, userID, reason string, items []Item, c
 		if err != nil {
 			return nil, err
 		}
+		var chainKey []byte // nil: a plain hash (the log keeps its own key)
+		if l.cfg.Key != nil {
+			chainKey = l.chainKey()
+		}
 		rec.Subject = subject(key, userID)
 		if clearNames {
 			rec.UserID = userID
@@ -162,7 +199,7 @@ func (l *Log) Append(ctx context.Context, userID, reason string, items []Item, c
 			}
 			rec.Items = append(rec.Items, di)
 		}
-		rec.Hash = recordHash(rec)
+		rec.Hash = recordHash(chainKey, rec)
 		err = l.st.AppendDeletion(ctx, rec)
 		if err == nil {
 			if rec.Seq == 1 {
@@ -218,12 +255,15 @@ type Head struct {
 // without gaps, each record's Prev equal to the hash of the one before,
 // each Hash equal to its record's recomputed hash, the key the same as
 // the first record's, and every clear name still present equal to what its
-// keyed hash was made from. It returns the head, a *BrokenError (which
+// keyed hash was made from. In a log started with Config.Key every hash
+// must be keyed; in one started before hashes were keyed, every hash from
+// the first keyed one on. It returns the head, a *BrokenError (which
 // matches ErrBroken) for the first record where the chain breaks, or
 // ErrWrongKey when Config.Key is not the log's.
 func (l *Log) Verify(ctx context.Context) (Head, error) {
 	var head Head
 	var key []byte
+	keyedFrom := int64(-1) // the first record that must have a keyed hash; -1: none may
 	const page = 500
 	for {
 		recs, err := l.st.ListDeletions(ctx, head.Seq, page)
@@ -237,17 +277,37 @@ func (l *Log) Verify(ctx context.Context) (Head, error) {
 			if rec.Prev != head.Hash {
 				return head, &BrokenError{Seq: rec.Seq, Why: "does not carry the hash of the record before it"}
 			}
-			if h := recordHash(rec); h != rec.Hash {
-				return head, &BrokenError{Seq: rec.Seq, Why: "content does not match its hash"}
-			}
 			if rec.Seq == 1 {
 				if key, err = l.checkKey(rec.Key); errors.Is(err, ErrWrongKey) {
 					return head, err
 				} else if err != nil {
 					return head, &BrokenError{Seq: 1, Why: err.Error()}
 				}
+				switch {
+				case strings.HasPrefix(rec.Key, keyedPrefix):
+					keyedFrom = 1
+				case strings.HasPrefix(rec.Key, legacyCheckPrefix):
+					keyedFrom = 0 // from the first keyed record
+				}
 			} else if rec.Key != "" {
 				return head, &BrokenError{Seq: rec.Seq, Why: "carries a key; only the first record does"}
+			}
+			keyed := strings.HasPrefix(rec.Hash, keyedHashPrefix)
+			if keyed && keyedFrom == 0 {
+				keyedFrom = rec.Seq
+			}
+			switch {
+			case keyed && keyedFrom < 0:
+				return head, &BrokenError{Seq: rec.Seq, Why: "has a keyed hash in a log that keeps its own key"}
+			case !keyed && keyedFrom > 0:
+				return head, &BrokenError{Seq: rec.Seq, Why: fmt.Sprintf("has a plain hash; every record from %d on has a keyed one", keyedFrom)}
+			}
+			var chainKey []byte
+			if keyed {
+				chainKey = l.chainKey()
+			}
+			if h := recordHash(chainKey, rec); !hmac.Equal([]byte(h), []byte(rec.Hash)) {
+				return head, &BrokenError{Seq: rec.Seq, Why: "content does not match its hash"}
 			}
 			if rec.UserID != "" && subject(key, rec.UserID) != rec.Subject {
 				return head, &BrokenError{Seq: rec.Seq, Why: "clear user id does not match its hash"}
@@ -269,7 +329,7 @@ func (l *Log) Verify(ctx context.Context) (Head, error) {
 // Config.Key's check, or a fresh random key itself.
 func (l *Log) newKey() (key []byte, kept string, err error) {
 	if l.cfg.Key != nil {
-		return l.cfg.Key, keyCheckPrefix + hex.EncodeToString(mac(l.cfg.Key, "agentmemory deletion log key check")), nil
+		return l.cfg.Key, keyedPrefix + hex.EncodeToString(mac(l.cfg.Key, keyedCheck)), nil
 	}
 	key = make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -301,12 +361,15 @@ func (l *Log) key(ctx context.Context) ([]byte, error) {
 
 // checkKey returns the key a first record's Key field stands for.
 func (l *Log) checkKey(kept string) ([]byte, error) {
-	if rest, ok := bytes.CutPrefix([]byte(kept), []byte(keyCheckPrefix)); ok {
+	for _, c := range []struct{ prefix, msg string }{{keyedPrefix, keyedCheck}, {legacyCheckPrefix, legacyCheck}} {
+		rest, ok := bytes.CutPrefix([]byte(kept), []byte(c.prefix))
+		if !ok {
+			continue
+		}
 		if l.cfg.Key == nil {
 			return nil, fmt.Errorf("%w: the log was started with Config.Key; none is set", ErrWrongKey)
 		}
-		want := hex.EncodeToString(mac(l.cfg.Key, "agentmemory deletion log key check"))
-		if !hmac.Equal(rest, []byte(want)) {
+		if !hmac.Equal(rest, []byte(hex.EncodeToString(mac(l.cfg.Key, c.msg)))) {
 			return nil, ErrWrongKey
 		}
 		return l.cfg.Key, nil
@@ -320,6 +383,10 @@ func (l *Log) checkKey(kept string) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// chainKey is the key of the records' keyed hashes, derived from
+// Config.Key apart from the keyed hashes of ids.
+func (l *Log) chainKey() []byte { return mac(l.cfg.Key, "chain") }
 
 func mac(key []byte, parts ...string) []byte {
 	h := hmac.New(sha256.New, key)
@@ -357,9 +424,11 @@ type chainedItem struct {
 	IDHash string     `json:"id_hash"`
 }
 
-// recordHash is the SHA-256 of the record's chained part in a fixed JSON
-// encoding (struct field order; the time in UTC, nanoseconds).
-func recordHash(rec *store.DeletionRecord) string {
+// recordHash is the hash of the record's chained part in a fixed JSON
+// encoding (struct field order; the time in UTC, nanoseconds): with
+// chainKey, its HMAC-SHA-256 behind keyedHashPrefix; without, its plain
+// SHA-256.
+func recordHash(chainKey []byte, rec *store.DeletionRecord) string {
 	c := chained{Seq: rec.Seq, At: rec.At.UTC().Format(time.RFC3339Nano), Reason: rec.Reason, Subject: rec.Subject,
 		Items: make([]chainedItem, len(rec.Items)), Prev: rec.Prev, Key: rec.Key}
 	for i, it := range rec.Items {
@@ -368,6 +437,11 @@ func recordHash(rec *store.DeletionRecord) string {
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic(err) // strings and numbers only: cannot fail
+	}
+	if chainKey != nil {
+		h := hmac.New(sha256.New, chainKey)
+		h.Write(b)
+		return keyedHashPrefix + hex.EncodeToString(h.Sum(nil))
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

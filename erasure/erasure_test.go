@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,4 +212,97 @@ func TestAppendRefusesWhatItCannotRecord(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrInvalid)
 	_, err = l.Append(context.Background(), "u1", "", nil, false)
 	assert.ErrorIs(t, err, store.ErrInvalid)
+}
+
+// rechain rewrites the log's hashes of records from through to (0: the
+// last) the way someone without the key can: plain SHA-256 of each
+// record's chained part, each carrying the one before — what an unkeyed
+// chain cannot tell from the original.
+func rechain(t *testing.T, st *sqlite.Store, db *sql.DB, from, to int64) {
+	t.Helper()
+	ctx := context.Background()
+	recs, err := st.ListDeletions(ctx, 0, 0)
+	require.NoError(t, err)
+	prev := ""
+	for _, rec := range recs {
+		if rec.Seq >= from && (to == 0 || rec.Seq <= to) {
+			rec.Prev = prev
+			rec.Hash = erasure.PlainHash(rec)
+			_, err := db.ExecContext(ctx, `UPDATE deletion_log SET prev = ?, hash = ? WHERE seq = ?`, rec.Prev, rec.Hash, rec.Seq)
+			require.NoError(t, err)
+		}
+		prev = rec.Hash
+	}
+}
+
+// Without a key of the caller's, a record rewritten and the chain
+// recomputed after it verifies: a plain hash proves nothing against
+// someone who can write the store. With Config.Key the records' hashes are
+// keyed, and the same rewrite is found at its record.
+func TestAKeyedChainFindsARewriteRechainedWithoutTheKey(t *testing.T) {
+	ctx := context.Background()
+	rewrite := func(t *testing.T, key []byte) error {
+		st, db := openSQLite(t)
+		fill(t, erasure.New(st, erasure.Config{Key: key}))
+		_, err := db.ExecContext(ctx, `UPDATE deletion_log SET reason = 'routine' WHERE seq = 2`)
+		require.NoError(t, err)
+		rechain(t, st, db, 2, 0)
+		_, err = erasure.New(st, erasure.Config{Key: key}).Verify(ctx)
+		return err
+	}
+	assert.NoError(t, rewrite(t, nil), "an unkeyed chain cannot show it")
+
+	err := rewrite(t, []byte("a secret of the operator's, 32 b"))
+	require.ErrorIs(t, err, erasure.ErrBroken)
+	var broken *erasure.BrokenError
+	require.True(t, errors.As(err, &broken))
+	assert.EqualValues(t, 2, broken.Seq)
+}
+
+// A log started with a key before records had keyed hashes keeps
+// verifying; what is appended to it now has keyed hashes, which then
+// guard the plain records before them. A log started now with a key
+// cannot be turned back into plain hashes.
+func TestPlainAndKeyedRecordsInOneChain(t *testing.T) {
+	ctx := context.Background()
+	key := []byte("a secret of the operator's, 32 b")
+	st, db := openSQLite(t)
+	fill(t, erasure.New(st, erasure.Config{Key: key}))
+	// The log as the previous version wrote it: its check of the key,
+	// plain hashes.
+	_, err := db.ExecContext(ctx, `UPDATE deletion_log SET key = ? WHERE seq = 1`, erasure.LegacyKeyCheck(key))
+	require.NoError(t, err)
+	rechain(t, st, db, 1, 0)
+	l := erasure.New(st, erasure.Config{Key: key})
+	head, err := l.Verify(ctx)
+	require.NoError(t, err, "the earlier records keep verifying")
+	assert.EqualValues(t, 3, head.Seq)
+
+	rec, err := l.Append(ctx, "u1", "forget_insight", []erasure.Item{{Kind: store.KindInsight, ID: "ins-2", Action: erasure.Deleted}}, true)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(rec.Hash, "hmac-sha256:"), "a new record's hash is keyed: %s", rec.Hash)
+	_, err = l.Verify(ctx)
+	require.NoError(t, err)
+
+	// An earlier record rewritten, the plain records re-chained: the keyed
+	// record after them no longer matches. (Turning the keyed records back
+	// into plain ones too goes unseen in such a log: only a head kept
+	// elsewhere shows it.)
+	_, err = db.ExecContext(ctx, `UPDATE deletion_log SET reason = 'routine' WHERE seq = 1`)
+	require.NoError(t, err)
+	rechain(t, st, db, 1, 3)
+	_, err = l.Verify(ctx)
+	var broken *erasure.BrokenError
+	require.ErrorAs(t, err, &broken)
+	assert.EqualValues(t, 4, broken.Seq)
+
+	// A log started with the key: every record keyed, and plain hashes
+	// made without the key are refused from the first record on.
+	st2, db2 := openSQLite(t)
+	fill(t, erasure.New(st2, erasure.Config{Key: key}))
+	rechain(t, st2, db2, 1, 0)
+	_, err = erasure.New(st2, erasure.Config{Key: key}).Verify(ctx)
+	require.ErrorAs(t, err, &broken)
+	assert.EqualValues(t, 1, broken.Seq)
+	assert.Contains(t, broken.Why, "plain hash")
 }

@@ -629,6 +629,9 @@ func forgetErr(what, id string, rc *provider.Receipt, err error) error {
 	case errors.Is(err, provider.ErrNotLogged):
 		out, _ := json.Marshal(receiptOf(rc))
 		return fmt.Errorf("forgotten (%s), but the deletion log was not written: %w", out, err)
+	case errors.Is(err, provider.ErrNotErased):
+		out, _ := json.Marshal(receiptOf(rc))
+		return fmt.Errorf("forgotten and logged (%s), but the deleted text may stay readable in the store's files until the erasure is completed: %w", out, err)
 	case rc != nil:
 		out, _ := json.Marshal(receiptOf(rc))
 		return fmt.Errorf("forgetting failed after deleting %s: %w", out, err)

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,8 +34,13 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackOn(t, sqlite.Config{Dimensions: 384})
+}
+
+func newStackOn(t *testing.T, cfg sqlite.Config) *stack {
+	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: 384})
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	client, err := offline.New(offline.Config{})
@@ -280,4 +286,27 @@ func TestNewValidates(t *testing.T) {
 	}
 	_, err := mcpserver.New(nil, s.st, mcpserver.Config{UserID: "ok"})
 	assert.Error(t, err)
+}
+
+// A forget call that deleted and logged but could not scrub the file (a
+// reader held the WAL) is a tool error that says so, with the receipt.
+func TestAForgetNotErasedSaysSo(t *testing.T) {
+	ctx := context.Background()
+	s := newStackOn(t, sqlite.Config{Dimensions: 384, BusyTimeout: 5 * time.Millisecond})
+	cs := s.connect(t, mcpserver.Config{UserID: "dana"})
+	require.Empty(t, call(t, cs, "record_turn", map[string]any{"session_id": "tuesday", "user": "My old 401k is at Zyxwvutco."}, nil))
+	require.Empty(t, call(t, cs, "end_session", map[string]any{"session_id": "tuesday"}, nil))
+	require.NoError(t, s.mem.Flush(ctx))
+
+	var db *sql.DB
+	require.True(t, s.st.As(&db))
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow(`SELECT count(*) FROM deletion_log`).Scan(&n))
+	got := call(t, cs, "forget_session", map[string]any{"session_id": "tuesday"}, nil)
+	require.NoError(t, tx.Rollback())
+	assert.Contains(t, got, "forgotten and logged")
+	assert.Contains(t, got, `"log_record":1`)
+	assert.Contains(t, got, "readable in the store's files")
 }

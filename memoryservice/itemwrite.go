@@ -152,21 +152,22 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 	userID := UserID(def.Name, it.Scope)
 	unlock := s.lockScope("run", userID) // not while an update of the scope rewrites its memories
 	defer unlock()
-	vec, model := s.embedOne(ctx, def, req.Content)
-	now := s.cfg.Now()
 	if it.Kind != kindChatSummary {
-		in, err := s.st.GetInsight(ctx, userID, it.docID)
+		// Through the provider: the old text leaves the profile too.
+		p, err := s.providerFor(def)
+		if err == nil {
+			var in *store.Insight
+			if in, err = p.UpdateInsight(ctx, userID, it.docID, req.Content); in != nil {
+				it, _ = insightItem(it.Scope, in)
+			}
+		}
 		if err != nil {
 			s.fail(w, r, "update memory", err)
 			return
 		}
-		in.InsightText, in.ContentHash, in.InsightVector, in.UpdatedAt, in.EmbeddingModel = req.Content, "", vec, now, model
-		if err := s.st.PutInsight(ctx, userID, in); err != nil {
-			s.fail(w, r, "update memory", err)
-			return
-		}
-		it, _ = insightItem(it.Scope, in)
 	} else {
+		vec, model := s.embedOne(ctx, def, req.Content)
+		now := s.cfg.Now()
 		for attempt := 0; ; attempt++ {
 			d, err := s.st.GetSession(ctx, userID, it.docID)
 			if err != nil {

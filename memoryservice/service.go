@@ -134,6 +134,8 @@ type Config struct {
 	// Logger receives request logs and what the service survives; nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// DeletionLogKey is every memory store's provider.Config.DeletionLogKey.
+	DeletionLogKey []byte
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// SearchTTL is how long a search can be continued by a later one
@@ -365,7 +367,8 @@ func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error
 	}
 	// The clients count each call into the usage.Meter of its context:
 	// the update or search it was made for.
-	cfg := provider.Config{Chat: usage.Chat(chat), Mini: usage.Chat(mini), Embedder: usage.Embedder(emb), Logger: s.log, Now: s.cfg.Now}
+	cfg := provider.Config{Chat: usage.Chat(chat), Mini: usage.Chat(mini), Embedder: usage.Embedder(emb), Logger: s.log, Now: s.cfg.Now,
+		DeletionLogKey: s.cfg.DeletionLogKey}
 	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
 		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
 	}

@@ -47,8 +47,14 @@ func firstSet(ts ...time.Time) time.Time {
 // its last write is older than cutoff, and its turns with it. The long-term
 // profile is synthesised anew when it carried an expired insight; when it
 // is itself older than cutoff afterwards, it is deleted by a second logged
-// call. With nothing older than cutoff it changes and logs nothing, and
-// returns an empty receipt.
+// call. Superseded insights (see store.InsightFilter.IncludeSuperseded)
+// expire like active ones. With nothing older than cutoff it changes and
+// logs nothing, and returns an empty receipt.
+//
+// Its errors are those of the other forget calls (see ErrNotErased); a
+// repeated call finds what is left to expire, and CompleteForget with the
+// receipt completes an ErrNotLogged or ErrNotErased. When both calls ran,
+// the receipt names the first call's log record.
 func (p *MemoryProvider) ForgetBefore(ctx context.Context, userID string, cutoff time.Time) (*Receipt, error) {
 	if err := agent.ValidateUserID(userID); err != nil {
 		return nil, fmt.Errorf("provider: forget expired: %w", err)
@@ -77,7 +83,9 @@ func (p *MemoryProvider) ForgetBefore(ctx context.Context, userID string, cutoff
 		}
 	}
 	profileID := store.LongTermID(userID)
-	insights, err := p.st.ListInsights(ctx, userID, store.InsightFilter{})
+	// Superseded insights too: their text is memory as well, and an
+	// expired merge must not bring its expired members back.
+	insights, err := p.st.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true})
 	if err != nil {
 		return nil, fmt.Errorf("provider: forget expired: list insights: %w", err)
 	}
@@ -89,28 +97,32 @@ func (p *MemoryProvider) ForgetBefore(ctx context.Context, userID string, cutoff
 		}
 	}
 	rc := e.rc
+	var runErr error
 	if len(e.sessions)+len(e.interactions)+len(e.insights) > 0 {
-		if rc, err = e.run(ctx); err != nil {
-			return rc, err
+		rc, runErr = e.run(ctx)
+		// Deleted but not logged or not erased: the profile's turn still
+		// comes (CompleteForget finishes the rest).
+		if runErr != nil && !errors.Is(runErr, ErrNotLogged) && !errors.Is(runErr, ErrNotErased) {
+			return rc, runErr
 		}
 	}
 	prof, err := p.st.GetInsight(ctx, userID, profileID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return rc, nil
+		return rc, runErr
 	case err != nil:
-		return rc, fmt.Errorf("provider: forget expired: read the profile: %w", err)
+		return rc, errors.Join(runErr, fmt.Errorf("provider: forget expired: read the profile: %w", err))
 	case !old(LastWritten(prof)):
-		return rc, nil
+		return rc, runErr
 	}
 	pe := p.newEraser(userID, ReasonExpired)
 	pe.insights[profileID] = true
 	prc, err := pe.run(ctx)
 	if prc != nil {
-		rc.Items = append(rc.Items, prc.Items...)
-		if rc.LogSeq == 0 {
+		if len(rc.Items) == 0 {
 			rc.LogSeq, rc.LogHash = prc.LogSeq, prc.LogHash
 		}
+		rc.Items = append(rc.Items, prc.Items...)
 	}
-	return rc, err
+	return rc, errors.Join(runErr, err)
 }

@@ -101,3 +101,40 @@ func TestForgetBeforeRemovesWhatIsOlderThanTheCutoff(t *testing.T) {
 	_, err = s.mem.ForgetBefore(ctx, "u1", time.Time{})
 	assert.Error(t, err)
 }
+
+// Superseded insights are memory too: the expiry removes the old ones
+// (the loser of a contradiction, the members of a merge) like any other,
+// and a merge that expires does not bring its expired members back.
+func TestForgetBeforeExpiresSupersededInsights(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Now = clk.Now })
+	put := func(id, text string) {
+		now := clk.Now()
+		require.NoError(t, s.st.PutInsight(ctx, "u1", &store.Insight{ID: id, InsightType: store.InsightSession, InsightText: text,
+			ReflectionFlag: store.FlagInsight, CreatedAt: now, UpdatedAt: now}))
+	}
+	supersede := func(id, by string, why store.SupersedeReason) {
+		require.NoError(t, s.st.SupersedeInsight(ctx, "u1", id, store.Supersession{By: by, Reason: why, At: clk.Now()}))
+	}
+	put("ins-paris", "The user lives in Paris.")
+	put("ins-dup-1", "The user is saving for a house.")
+	put("ins-dup-2", "The user saves for a house.")
+	put("ins-merged", "The user is saving to buy a house.")
+	supersede("ins-dup-1", "ins-merged", store.ReasonDuplicate)
+	supersede("ins-dup-2", "ins-merged", store.ReasonDuplicate)
+	clk.Add(48 * time.Hour)
+	put("ins-berlin", "The user lives in Berlin.")
+	supersede("ins-paris", "ins-berlin", store.ReasonContradict)
+
+	rc, err := s.mem.ForgetBefore(ctx, "u1", clk.Now().Add(-24*time.Hour))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"ins-paris", "ins-dup-1", "ins-dup-2", "ins-merged"}, rc.IDs(store.KindInsight, erasure.Deleted))
+	left, err := s.st.ListInsights(ctx, "u1", store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	var ids []string
+	for _, in := range left {
+		ids = append(ids, in.ID)
+	}
+	assert.Equal(t, []string{"ins-berlin"}, ids, "only what was written after the cutoff stays")
+}

@@ -28,10 +28,26 @@ const (
 	ReasonForgetUser        = "forget_user"
 )
 
-// ErrNotLogged reports a forget call whose deletions were made but whose
-// deletion-log record could not be written; the Receipt returned with it
-// lists what was deleted.
-var ErrNotLogged = errors.New("provider: deleted, but the deletion log was not written")
+// Errors of the forget calls (ForgetInsight, ForgetSession,
+// ForgetInteraction, ForgetBefore, ForgetUser) after their deletions were
+// made. Both come with the call's Receipt, which lists what was deleted,
+// and both are completed by CompleteForget with that receipt. An error
+// with a nil Receipt means nothing was deleted; any other error with a
+// Receipt means the call stopped partway (the Receipt lists, and the log
+// records, what it did delete).
+var (
+	// ErrNotLogged reports deletions made whose deletion-log record could
+	// not be written.
+	ErrNotLogged = errors.New("provider: deleted, but the deletion log was not written")
+	// ErrNotErased reports deletions made and logged (the Receipt names the
+	// record) whose erasure is not complete: the store could not yet
+	// rewrite the deleted content out of its files (store/sqlite: readers
+	// kept the WAL from being truncated), or, after ForgetUser, the
+	// deletion log still holds the user's clear names. Nothing deleted is
+	// served any more, but its bytes may stay readable in the files until
+	// CompleteForget succeeds.
+	ErrNotErased = errors.New("provider: deleted and logged, but not yet erased from the store's files")
+)
 
 // Receipt is what a forget call removed and rewrote.
 type Receipt struct {
@@ -89,8 +105,12 @@ type ForgetOptions struct {
 // when the long-term profile had folded any of them in, it is synthesised
 // anew from the remaining insights. Open sessions here reload their
 // initialization block. The profile's own id (store.LongTermID) deletes
-// the profile. It fails with store.ErrNotFound for an insight the user
-// does not have.
+// the profile. It fails with store.ErrNotFound (and a nil Receipt) for an
+// insight the user does not have; with ErrNotLogged or ErrNotErased when
+// the deletions were made but not logged or not yet erased from the
+// store's files (CompleteForget completes them); with another error and a
+// Receipt when it stopped partway, for instance when the profile could
+// not be synthesised anew (it is then left deleted).
 func (p *MemoryProvider) ForgetInsight(ctx context.Context, userID, insightID string, opts ForgetOptions) (*Receipt, error) {
 	if err := agent.ValidateUserID(userID); err != nil {
 		return nil, fmt.Errorf("provider: forget insight: %w", err)
@@ -113,7 +133,8 @@ func (p *MemoryProvider) ForgetInsight(ctx context.Context, userID, insightID st
 // references other insights keep to it, and the long-term profile where it
 // carried them (synthesised anew). A session held open here is dropped
 // first, after the background work queued so far. It fails with
-// store.ErrNotFound when the user has nothing under sessionID.
+// store.ErrNotFound when the user has nothing under sessionID, and
+// otherwise as ForgetInsight does.
 func (p *MemoryProvider) ForgetSession(ctx context.Context, userID, sessionID string) (*Receipt, error) {
 	if err := agent.ValidateUserID(userID); err != nil {
 		return nil, fmt.Errorf("provider: forget session: %w", err)
@@ -130,7 +151,8 @@ func (p *MemoryProvider) ForgetSession(ctx context.Context, userID, sessionID st
 // conversation) and the insights drawn from it alone, with what
 // ForgetInsight follows from those. The session's turns stay: they are
 // the conversation's record, and ForgetSession removes them. It fails
-// with store.ErrNotFound for an interaction the user does not have.
+// with store.ErrNotFound for an interaction the user does not have, and
+// otherwise as ForgetInsight does.
 func (p *MemoryProvider) ForgetInteraction(ctx context.Context, userID, interactionID string) (*Receipt, error) {
 	if err := agent.ValidateUserID(userID); err != nil {
 		return nil, fmt.Errorf("provider: forget interaction: %w", err)
@@ -197,16 +219,66 @@ func (e *eraser) run(ctx context.Context) (*Receipt, error) {
 	if err != nil {
 		err = fmt.Errorf("provider: %s: %w", e.reason, err)
 	}
-	if lerr := e.log(ctx); lerr != nil {
-		err = errors.Join(err, lerr)
+	return e.rc, errors.Join(err, e.finish(ctx, true))
+}
+
+// CompleteForget completes a forget call that returned ErrNotLogged or
+// ErrNotErased, given the Receipt it returned: it writes the call's
+// deletion-log record when the receipt has none (setting rc.LogSeq and
+// rc.LogHash), blanks the clear names of a user forgotten whole in the
+// log, and scrubs the store's files. Each step is safe to repeat, so
+// CompleteForget is too: once it has succeeded, calling it again logs
+// nothing more. It fails, like the forget call, with ErrNotLogged or
+// ErrNotErased for what it could not complete.
+func (p *MemoryProvider) CompleteForget(ctx context.Context, rc *Receipt) error {
+	if rc == nil {
+		return errors.New("provider: complete forget: nil receipt")
 	}
-	if sc, ok := p.st.(scrubber); ok {
-		if serr := sc.Scrub(ctx); serr != nil {
-			p.log.Error("agentmemory: scrub the store after forgetting", "user", e.user, "reason", e.reason, "err", serr)
-			err = errors.Join(err, fmt.Errorf("provider: %s: deleted, but the store was not scrubbed (deleted text may be readable in its files until it is): %w", e.reason, serr))
+	if err := agent.ValidateUserID(rc.UserID); err != nil {
+		return fmt.Errorf("provider: complete forget: %w", err)
+	}
+	if rc.Reason == "" {
+		return errors.New("provider: complete forget: the receipt has no reason")
+	}
+	e := &eraser{p: p, user: rc.UserID, reason: rc.Reason, rc: rc}
+	return e.finish(ctx, true)
+}
+
+// finish does what follows a forget call's deletions: it logs the receipt
+// (unless it is logged already), blanks the user's clear names in the log
+// after ForgetUser, and, with scrub, scrubs the store. Every step is
+// tried, and each is safe to repeat.
+func (e *eraser) finish(ctx context.Context, scrub bool) error {
+	p := e.p
+	log := p.log.With("reason", e.reason)
+	if e.reason != ReasonForgetUser { // a user forgotten whole is not named in the logs either
+		log = log.With("user", e.user)
+	}
+	var err error
+	// A call that deleted nothing is logged only by ForgetUser.
+	if p.dlog != nil && e.rc.LogSeq == 0 && (len(e.rc.Items) > 0 || e.reason == ReasonForgetUser) {
+		// ForgetUser's record keeps no clear names: they are erased next.
+		rec, lerr := p.dlog.Append(ctx, e.user, e.reason, e.rc.Items, e.reason != ReasonForgetUser)
+		if lerr != nil {
+			log.Error("agentmemory: deletion log", "err", lerr)
+			err = fmt.Errorf("%w (%s): %w", ErrNotLogged, e.reason, lerr)
+		} else {
+			e.rc.LogSeq, e.rc.LogHash = rec.Seq, rec.Hash
 		}
 	}
-	return e.rc, err
+	if p.dlog != nil && e.reason == ReasonForgetUser {
+		if _, nerr := p.dlog.EraseNames(ctx, e.user); nerr != nil {
+			log.Error("agentmemory: erase the user's names in the deletion log", "err", nerr)
+			err = errors.Join(err, fmt.Errorf("%w (%s): the deletion log still names the user: %w", ErrNotErased, e.reason, nerr))
+		}
+	}
+	if sc, ok := p.st.(scrubber); ok && scrub {
+		if serr := sc.Scrub(ctx); serr != nil {
+			log.Error("agentmemory: scrub the store after forgetting", "err", serr)
+			err = errors.Join(err, fmt.Errorf("%w (%s): %w", ErrNotErased, e.reason, serr))
+		}
+	}
+	return err
 }
 
 // scrubber is a store that can rewrite what deletions leave readable in
@@ -378,20 +450,6 @@ func (e *eraser) drawnOnlyFromForgotten(in *store.Insight) bool {
 	return len(in.SessionIDs) > 0 && !slices.ContainsFunc(in.SessionIDs, func(id string) bool { return !e.sessions[id] })
 }
 
-// log appends the receipt to the deletion log, when the store keeps one.
-func (e *eraser) log(ctx context.Context) error {
-	if e.p.dlog == nil {
-		return nil
-	}
-	rec, err := e.p.dlog.Append(ctx, e.user, e.reason, e.rc.Items, true)
-	if err != nil {
-		e.p.log.Error("agentmemory: deletion log", "user", e.user, "reason", e.reason, "err", err)
-		return fmt.Errorf("%w: %w", ErrNotLogged, err)
-	}
-	e.rc.LogSeq, e.rc.LogHash = rec.Seq, rec.Hash
-	return nil
-}
-
 func sortedKeys(m map[string]bool) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -447,6 +505,14 @@ func (p *MemoryProvider) reloadInit(ctx context.Context, userID string) {
 // only by the keyed hash, and the clear names of the user's earlier
 // records are blanked. A run for the user still in flight may store its
 // turn after this returns: call it when the user has no run going.
+//
+// It fails with a nil Receipt when nothing was deleted, with
+// ErrNotLogged when the user was deleted but the record not written, and
+// with ErrNotErased when the record was written but the user's bytes may
+// still be in the store's files (store/sqlite: readers kept the WAL from
+// being truncated) or the log's clear names were not blanked;
+// CompleteForget with the receipt completes both, and so does calling
+// ForgetUser again (which also logs a second record, of nothing deleted).
 func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receipt, error) {
 	if err := agent.ValidateUserID(userID); err != nil {
 		return nil, fmt.Errorf("provider: forget user: %w", err)
@@ -478,20 +544,14 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receip
 		}
 		return false, p.st.DeleteUser(ctx, userID)
 	})
-	if err != nil {
+	// DeleteUser scrubs the store itself; when only that failed, the user
+	// is deleted, and finish scrubs again.
+	notScrubbed := errors.Is(err, store.ErrNotScrubbed)
+	if err != nil && !notScrubbed {
 		return nil, fmt.Errorf("provider: forget user: %w", err)
 	}
-	if p.dlog == nil {
-		return e.rc, nil
-	}
-	rec, err := p.dlog.Append(ctx, userID, ReasonForgetUser, e.rc.Items, false)
-	if err == nil {
-		e.rc.LogSeq, e.rc.LogHash = rec.Seq, rec.Hash
-		_, err = p.dlog.EraseNames(ctx, userID)
-	}
-	if err != nil {
-		p.log.Error("agentmemory: deletion log", "reason", ReasonForgetUser, "err", err)
-		return e.rc, fmt.Errorf("provider: forget user: %w: %w", ErrNotLogged, err)
+	if err := e.finish(ctx, notScrubbed); err != nil {
+		return e.rc, err
 	}
 	return e.rc, nil
 }

@@ -30,7 +30,7 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 			return nil, err
 		}
 	}
-	id, ls, err := p.current(ctx, ic.Session, userID)
+	id, ls, err := p.current(ctx, ic.Session, userID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -69,17 +69,19 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 	return aic, nil
 }
 
-// current returns the memory session of sess, opened. In ModeIdle an agent
-// session outlives its memory sessions: when the one it was in has ended
-// (idle), the next begins, named like a ModePerRun run's and kept in the
-// agent session's state.
-func (p *MemoryProvider) current(ctx context.Context, sess *agent.Session, userID string) (string, *liveSession, error) {
+// current returns the memory session of sess, opened. An agent session
+// outlives its memory sessions in ModeIdle, and for a run (run true) in
+// every mode: when the one it was in has ended (idle, or by EndSession),
+// the next begins, named like a ModePerRun run's and kept in the agent
+// session's state, so that no run's turn is dropped.
+func (p *MemoryProvider) current(ctx context.Context, sess *agent.Session, userID string, run bool) (string, *liveSession, error) {
+	next := run || p.cfg.Mode == ModeIdle
 	id := p.sessionID(sess)
 	ls, err := p.open(ctx, userID, id)
-	if err == nil && p.cfg.Mode == ModeIdle && ls.ks.Completed() {
+	if err == nil && next && ls.ks.Completed() {
 		err = keeper.ErrSessionCompleted
 	}
-	if errors.Is(err, keeper.ErrSessionCompleted) && p.cfg.Mode == ModeIdle {
+	if errors.Is(err, keeper.ErrSessionCompleted) && next {
 		id = runSessionID(sess.ID())
 		if err := sess.SetState(stateRunSession, id); err != nil {
 			return "", nil, err
@@ -153,6 +155,12 @@ func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input 
 // answered, a cancelled or expired ctx no longer loses the turn. It is
 // bounded by Config.WriteTimeout instead.
 func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) error {
+	return p.storeTurn(ctx, ic, true)
+}
+
+// storeTurn is Invoked, for a run, and Record; a turn recorded on an ended
+// memory session goes to the next only in ModeIdle.
+func (p *MemoryProvider) storeTurn(ctx context.Context, ic *agent.InvokedContext, run bool) error {
 	if ic.Err != nil {
 		p.log.DebugContext(ctx, "memory: failed run not stored", "session", ic.Session.ID(), "err", ic.Err)
 		return nil
@@ -163,17 +171,17 @@ func (p *MemoryProvider) Invoked(ctx context.Context, ic *agent.InvokedContext) 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.WriteTimeout)
 	defer cancel()
-	id, ls, err := p.current(ctx, ic.Session, userID)
+	id, ls, err := p.current(ctx, ic.Session, userID, run)
 	if err != nil {
 		return err
 	}
 	turn := turnOf(ic, p.cfg.Now())
 	if len(turn.Messages) > 0 {
 		_, err := ls.ks.AddTurn(ctx, turn)
-		if errors.Is(err, keeper.ErrSessionCompleted) && p.cfg.Mode == ModeIdle {
-			// The session idled out while the run was going: the turn
-			// goes to the next one.
-			if id, ls, err = p.current(ctx, ic.Session, userID); err == nil {
+		if errors.Is(err, keeper.ErrSessionCompleted) && (run || p.cfg.Mode == ModeIdle) {
+			// The session ended (idled out, or EndSession) while the run
+			// was going: the turn goes to the next one.
+			if id, ls, err = p.current(ctx, ic.Session, userID, run); err == nil {
 				_, err = ls.ks.AddTurn(ctx, turn)
 			}
 		}
@@ -271,7 +279,9 @@ func turnOf(ic *agent.InvokedContext, now time.Time) store.Turn {
 // application handles itself. Messages with role user or assistant are
 // kept (Name is kept as the speaker); their CreatedAt, when set, dates the
 // turn. Like Invoked, it returns once the turn is durable and queues any
-// pruning.
+// pruning. Unlike a run, it does not go on to a new memory session when
+// the one of sess has ended (except in ModeIdle): it fails with
+// keeper.ErrSessionCompleted, for the caller to choose a new session.
 func (p *MemoryProvider) Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error {
 	if len(msgs) == 0 {
 		return fmt.Errorf("provider: record: no messages")
@@ -285,5 +295,5 @@ func (p *MemoryProvider) Record(ctx context.Context, sess *agent.Session, msgs .
 			msgs[i].ID = agent.NewID()
 		}
 	}
-	return p.Invoked(ctx, &agent.InvokedContext{Session: sess, Request: msgs})
+	return p.storeTurn(ctx, &agent.InvokedContext{Session: sess, Request: msgs}, false)
 }

@@ -57,6 +57,12 @@ func openOffline(t *testing.T, path string, mut func(*provider.Config)) *offline
 	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 384})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
+	return openOfflineOn(t, st, path, mut)
+}
+
+// openOfflineOn is openOffline on a store the test opened itself.
+func openOfflineOn(t *testing.T, st *sqlite.Store, path string, mut func(*provider.Config)) *offlineStack {
+	t.Helper()
 	client, err := offline.New(offline.Config{})
 	require.NoError(t, err)
 	emb, err := lexical.New(lexical.Config{})

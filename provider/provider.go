@@ -50,7 +50,9 @@ type Mode int
 const (
 	// ModeManual (the default): a memory session begins with StartSession,
 	// or at the agent session's first run, and ends only with EndSession.
-	// Many runs share one session.
+	// Many runs share one session. A run on the agent session after
+	// EndSession begins the next memory session (as ModeIdle does), so its
+	// turn is kept; EndSession then ends that one.
 	ModeManual Mode = iota
 	// ModePerRun: every run is a memory session of its own, ended in the
 	// background after the run.
@@ -159,9 +161,13 @@ type Config struct {
 
 	// DeletionLogKey is the secret the deletion log's keyed hashes are
 	// made with (erasure.Config.Key), when the store keeps a deletion log
-	// (store.DeletionLog; every backend here does). Nil means the log's
-	// own random key, kept in the log: the hashes are then pseudonyms
-	// that anyone holding the store can test guesses against.
+	// (store.DeletionLog; every backend here does): the hashes of user
+	// and document ids, and of each record, so that a record rewritten
+	// without the key does not verify. Nil means the log's own random
+	// key, kept in the log: the id hashes are then pseudonyms that anyone
+	// holding the store can test guesses against, and the record hashes
+	// plain SHA-256. Keep it secret, outside the store, and stable: a log
+	// started with a key opens only with it.
 	DeletionLogKey []byte
 
 	// Reflection selects when session reflection runs; the zero value is
@@ -406,22 +412,24 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 }
 
 // StartSession begins (or resumes) the memory session of sess and loads
-// its initialization block. In ModeManual the first run does this lazily;
-// calling it first makes the start explicit and reports its errors.
+// its initialization block; after EndSession, the next one, as a run
+// would. In ModeManual the first run does this lazily; calling it first
+// makes the start explicit and reports its errors.
 func (p *MemoryProvider) StartSession(ctx context.Context, sess *agent.Session) error {
 	userID, err := p.userOf(sess)
 	if err != nil {
 		return err
 	}
-	_, err = p.open(ctx, userID, p.sessionID(sess))
+	_, _, err = p.current(ctx, sess, userID, true)
 	return err
 }
 
 // EndSession prunes what is left of the memory session of sess, writes its
 // summary and marks it completed, waiting for the work; it returns what it
-// produced. The agent session may go on: its next run starts a new memory
-// session only in ModePerRun and ModeIdle; in ModeManual call StartSession
-// with a new agent session.
+// produced. The agent session may go on, in every mode: its next run
+// begins a new memory session (named after the agent session's id, kept
+// in its state), which a later EndSession ends. Record on the ended
+// session fails instead, except in ModeIdle (see Record).
 func (p *MemoryProvider) EndSession(ctx context.Context, sess *agent.Session) (*keeper.EndResult, error) {
 	userID, err := p.userOf(sess)
 	if err != nil {
@@ -473,11 +481,11 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 // one kept in its state (ModePerRun: the current run's session; ModeIdle:
 // the session begun after an idle end).
 func (p *MemoryProvider) sessionID(sess *agent.Session) string {
-	if p.cfg.Mode == ModePerRun || p.cfg.Mode == ModeIdle {
-		var id string
-		if ok, _ := sess.State(stateRunSession, &id); ok && id != "" {
-			return id
-		}
+	// Every mode: in ModeManual the state is set when a run continues
+	// after EndSession.
+	var id string
+	if ok, _ := sess.State(stateRunSession, &id); ok && id != "" {
+		return id
 	}
 	return sess.ID()
 }

@@ -27,6 +27,9 @@ type ReconcileResult struct {
 	Contradicted int
 	// MergedIDs are the ids of the merged insights.
 	MergedIDs []string
+	// ProfileRebuilt reports that the long-term profile was synthesised
+	// anew because it had folded in an insight a contradiction superseded.
+	ProfileRebuilt bool
 }
 
 // Reconcile examines the user's Config.ReconcilePool most recent active
@@ -43,7 +46,10 @@ type ReconcileResult struct {
 //     members are superseded by it with reason "duplicate";
 //   - in each contradiction group the most recent insight wins (the more
 //     confident at equal dates, then the greater id), and the others are
-//     superseded by it with reason "contradict".
+//     superseded by it with reason "contradict"; when the long-term
+//     profile had folded one of those in, it is synthesised anew from the
+//     insights still active (as RebuildLongTerm does), so that the
+//     superseded text leaves it.
 //
 // Superseded insights stay stored: store.InsightFilter.IncludeSuperseded
 // reads them back with the reason, the winner and the time. Reconcile is
@@ -123,6 +129,7 @@ func (r *Reflector) Reconcile(ctx context.Context, userID string) (*ReconcileRes
 		res.Kept -= len(members) - 1
 		res.MergedIDs = append(res.MergedIDs, merged.ID)
 	}
+	stale := false // the profile folded in an insight now contradicted
 	for _, g := range out.Contradictions {
 		members := make([]*store.Insight, len(g))
 		for i, l := range g {
@@ -136,12 +143,21 @@ func (r *Reflector) Reconcile(ctx context.Context, userID string) (*ReconcileRes
 			if err := r.supersede(ctx, userID, m.ID, win.ID, store.ReasonContradict, now); err != nil {
 				return res, err
 			}
+			stale = stale || m.Processed
 			res.Contradicted++
 			res.Kept--
 		}
 	}
 	r.cfg.Logger.InfoContext(ctx, "memory: insights reconciled", "user", userID, "pool", res.Pool, "kept", res.Kept,
 		"merged", res.Merged, "duplicates", res.Duplicates, "contradicted", res.Contradicted)
+	if stale {
+		// The superseded text must leave the profile, which would
+		// otherwise keep it whatever the winner says.
+		if _, err := r.rebuildLongTerm(ctx, userID); err != nil {
+			return res, fmt.Errorf("reflection: reconcile: rebuild the profile without the contradicted insights: %w", err)
+		}
+		res.ProfileRebuilt = true
+	}
 	return res, nil
 }
 

@@ -516,3 +516,31 @@ func TestExtractSessionReadsWhatIsNewAndTheEndReadsTheRest(t *testing.T) {
 	assert.Equal(t, 24, doc.ReflectedThrough)
 	assert.Len(t, doc.ExtractedInsights, 1)
 }
+
+// An insight the profile had folded in and that a contradiction
+// supersedes takes its text out of the profile: the profile is
+// synthesised anew from the insights still active.
+func TestReconcileRebuildsAProfileThatCarriedAContradictedInsight(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, reflection.Config{})
+	putInsight(t, e.st, "alice", "boston", "demographics", "The user lives in Boston.", day, 0.9)
+	e.srv.QueueChat(fakeopenai.Text("The user lives in Boston."))
+	_, err := e.r.ReflectLongTerm(ctx, "alice")
+	require.NoError(t, err)
+	putInsight(t, e.st, "alice", "denver", "demographics", "The user moved to Denver.", day.Add(time.Hour), 0.9)
+
+	e.srv.QueueChat(fakeopenai.Text(`{"duplicates": [], "contradictions": [{"ids": ["i1", "i2"]}]}`))
+	e.srv.QueueChat(fakeopenai.Text("The user lives in Denver."))
+	res, err := e.r.Reconcile(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, 1, res.Contradicted)
+	assert.True(t, res.ProfileRebuilt)
+
+	prof, err := e.st.GetInsight(ctx, "alice", store.LongTermID("alice"))
+	require.NoError(t, err)
+	assert.Equal(t, "The user lives in Denver.", prof.InsightText)
+	assert.Equal(t, []string{"denver"}, prof.SourceInsightIDs)
+	reqs := e.srv.ChatRequests()
+	require.Equal(t, 3, len(reqs), "reconcile, then the rebuild")
+	assert.NotContains(t, reqs[2].Text(), "Boston", "the rebuild does not see the superseded text")
+}

@@ -16,4 +16,9 @@ var (
 	ErrInvalid = errors.New("store: invalid input")
 	// ErrClosed reports a call on a closed store.
 	ErrClosed = errors.New("store: closed")
+	// ErrNotScrubbed reports a deletion that was made (committed) but
+	// whose old content the store could not yet rewrite out of its files
+	// (SQLite: readers kept the WAL from being truncated). Scrubbing again
+	// later completes it.
+	ErrNotScrubbed = errors.New("store: deleted, but not yet scrubbed from the files")
 )

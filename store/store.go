@@ -170,7 +170,9 @@ type Deleter interface {
 	// DeleteUser removes every document of the user in every kind, every
 	// turn and the user state: the right to be forgotten. Deleting a user
 	// with no documents succeeds. It leaves the deletion log (see
-	// DeletionLog), which outlives the users it names.
+	// DeletionLog), which outlives the users it names. An error wrapping
+	// ErrNotScrubbed means the deletion was made but its old content is
+	// still in the store's files.
 	DeleteUser(ctx context.Context, userID string) error
 }
 

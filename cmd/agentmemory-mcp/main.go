@@ -80,6 +80,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
+	logKey, err := stack.DeletionLogKey(lookup)
+	if err != nil {
+		return err
+	}
 	st, desc, err := stack.OpenStore(ctx, lookup, *db, m.Embedder.Dimensions(), logger)
 	if err != nil {
 		return err
@@ -89,7 +93,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	// provider.DefaultIdleTimeout without record_turn, and yields insights
 	// every extractEvery turns before that.
 	mem, err := provider.New(st, provider.Config{Chat: m.Chat, Mini: m.Mini, Embedder: m.Embedder, Logger: logger,
-		Mode: provider.ModeIdle, ExtractEvery: extractEvery})
+		Mode: provider.ModeIdle, ExtractEvery: extractEvery, DeletionLogKey: logKey})
 	if err != nil {
 		return err
 	}

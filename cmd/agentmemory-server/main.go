@@ -156,6 +156,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
+	logKey, err := stack.DeletionLogKey(lookup)
+	if err != nil {
+		return err
+	}
 	// Each memory store runs on the models its definition names, on the
 	// environment's endpoint. A SQLite file then takes vectors of any
 	// length (each store's of its own model's); Cosmos DB's vector index
@@ -177,7 +181,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	defer st.Close()
 	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
-		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded})
+		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey})
 	if err != nil {
 		return err
 	}

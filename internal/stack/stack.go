@@ -102,3 +102,21 @@ func OpenStore(ctx context.Context, lookup func(string) (string, bool), sqlitePa
 	}
 	return st, "SQLite file " + sqlitePath, nil
 }
+
+// MinDeletionLogKeyBytes is the shortest AGENTMEMORY_DELETION_LOG_KEY
+// accepted: 32 bytes, the size of the HMAC-SHA-256 output it keys.
+const MinDeletionLogKeyBytes = 32
+
+// DeletionLogKey returns the secret AGENTMEMORY_DELETION_LOG_KEY gives the
+// deletion log (provider.Config.DeletionLogKey), or nil when it is unset
+// or empty. A key shorter than MinDeletionLogKeyBytes is an error.
+func DeletionLogKey(lookup func(string) (string, bool)) ([]byte, error) {
+	v, _ := lookup("AGENTMEMORY_DELETION_LOG_KEY")
+	if v == "" {
+		return nil, nil
+	}
+	if len(v) < MinDeletionLogKeyBytes {
+		return nil, fmt.Errorf("AGENTMEMORY_DELETION_LOG_KEY is %d bytes; at least %d are needed (for example, 64 random hex digits)", len(v), MinDeletionLogKeyBytes)
+	}
+	return []byte(v), nil
+}

@@ -89,3 +89,15 @@ func TestOpenStore(t *testing.T) {
 func TestWithoutServer(t *testing.T) {
 	cosmostest.CheckWithoutServer(t, "^TestOpenStore$")
 }
+
+func TestDeletionLogKey(t *testing.T) {
+	key, err := DeletionLogKey(env(nil))
+	require.NoError(t, err)
+	assert.Nil(t, key, "unset: the log's own key")
+	_, err = DeletionLogKey(env(map[string]string{"AGENTMEMORY_DELETION_LOG_KEY": "short"}))
+	assert.ErrorContains(t, err, "AGENTMEMORY_DELETION_LOG_KEY is 5 bytes; at least 32")
+	secret := "0123456789abcdef0123456789abcdef"
+	key, err = DeletionLogKey(env(map[string]string{"AGENTMEMORY_DELETION_LOG_KEY": secret}))
+	require.NoError(t, err)
+	assert.Equal(t, []byte(secret), key)
+}

@@ -260,24 +260,25 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 
 // checkpoint copies the WAL into the database file and truncates it, so
 // that no old frame keeps deleted content. Readers in the middle of a
-// snapshot can hold it up: it is retried briefly, then reported.
+// snapshot can hold it up: it is retried briefly, then reported. Its
+// errors wrap store.ErrNotScrubbed: what it follows was committed.
 func (s *Store) checkpoint(ctx context.Context, op string) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	for attempt := 0; ; attempt++ {
 		var busy, logFrames, done int
 		if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
-			return s.fail(op+": checkpoint", err)
+			return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
 		}
 		if busy == 0 {
 			return nil
 		}
 		if attempt == 20 {
-			return fmt.Errorf("sqlite: %s: the WAL could not be truncated: readers kept it busy", op)
+			return fmt.Errorf("sqlite: %s: %w: the WAL could not be truncated: readers kept it busy", op, store.ErrNotScrubbed)
 		}
 		select {
 		case <-ctx.Done():
-			return s.fail(op+": checkpoint", ctx.Err())
+			return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", ctx.Err()))
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
