@@ -6,9 +6,17 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
+
+// ProceduralCategory is the insight category of procedural memory: a
+// memory store with procedural_memory_enabled offers it to reflection
+// beside reflection.DefaultCategories, and its insights are the memory
+// items of kind procedural.
+var ProceduralCategory = prompts.Category{Name: "procedural",
+	Description: "how the user wants things done: steps, order, routines and rules to follow"}
 
 // Memory item kinds.
 const (
