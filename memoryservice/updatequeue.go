@@ -25,11 +25,12 @@ type scheduled struct {
 // acceptance is an update_memories request, checked, to accept.
 type acceptance struct {
 	store, scope string
-	// previousID is the request's previous_update_id; continues is the
-	// completed session it continues ("" for none: see continuedSession).
-	previousID, continues string
-	msgs                  []agent.Message
-	delay                 time.Duration
+	previousID   string // previous_update_id, if any
+	// continues is the completed session the update continues
+	// (continuedSession), or "".
+	continues string
+	msgs      []agent.Message
+	delay     time.Duration
 }
 
 // accept makes an update durable before it is answered: the record first

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
+	"slices"
+	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/store"
@@ -96,38 +97,43 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	if meter == nil {
 		meter = &usage.Meter{}
 	}
-	res := &updateResult{MemoryOperations: []memoryOperation{}, Usage: usageOf(meter)}
+	res := &updateResult{MemoryOperations: diffItems(rec.Scope, rec.Before, after, s.cfg.Now()), Usage: usageOf(meter)}
+	rec.Result = res
+	s.finish(ctx, rec, nil)
+}
+
+// diffItems lists what a run did to a scope's memory items: created
+// (not in before), updated (another version) and deleted (not in after,
+// at now). An operation holds no text: a poll reads the items as they
+// are now (liveOperations), so forgetting an item leaves nothing of it in
+// the update's record.
+func diffItems(scope string, before map[string]int64, after []memoryItem, now time.Time) []memoryOperation {
+	ops := []memoryOperation{}
 	seen := map[string]bool{}
 	for _, it := range after {
 		seen[it.MemoryID] = true
-		at, had := rec.Before[it.MemoryID]
+		it.Content = ""
+		at, had := before[it.MemoryID]
 		switch {
 		case !had:
-			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "create", MemoryItem: it})
+			ops = append(ops, memoryOperation{Kind: "create", MemoryItem: it})
 		case at != it.version:
-			res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "update", MemoryItem: it})
+			ops = append(ops, memoryOperation{Kind: "update", MemoryItem: it})
 		}
 	}
 	var gone []string
-	for id := range rec.Before {
+	for id := range before {
 		if !seen[id] {
 			gone = append(gone, id)
 		}
 	}
-	sort.Strings(gone)
+	slices.Sort(gone)
 	for _, id := range gone {
 		_, _, docID, _ := parseItemID(id)
-		res.MemoryOperations = append(res.MemoryOperations, memoryOperation{Kind: "delete",
-			MemoryItem: memoryItem{MemoryID: id, Scope: rec.Scope, Kind: kindOfID(id), UpdatedAt: s.cfg.Now().Unix(), Content: "", docID: docID}})
+		ops = append(ops, memoryOperation{Kind: "delete",
+			MemoryItem: memoryItem{MemoryID: id, Scope: scope, Kind: kindOfID(id), UpdatedAt: now.Unix(), docID: docID}})
 	}
-	// The record keeps what each operation did, not the text: a poll reads
-	// the items as they are now (liveOperations), so forgetting an item
-	// leaves nothing of it here.
-	for i := range res.MemoryOperations {
-		res.MemoryOperations[i].MemoryItem.Content = ""
-	}
-	rec.Result = res
-	s.finish(ctx, rec, nil)
+	return ops
 }
 
 // finish stores rec as completed, or failed with err. A run cut short by
