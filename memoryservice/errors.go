@@ -1,10 +1,12 @@
 package memoryservice
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // apiError is an error in the Memory Store API's shape:
@@ -52,19 +54,30 @@ func unavailable(msg string) *apiError {
 	return &apiError{Status: http.StatusServiceUnavailable, Code: "unavailable", Type: "server_error", Message: msg}
 }
 
-// writeJSON answers v with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+// tooLarge is the error of a body over the server's limit of limit bytes.
+func tooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "request_too_large", Type: "invalid_request_error",
+		Param: "body", Message: "body: larger than the server's limit of " + strconv.FormatInt(limit, 10) + " bytes"}
 }
 
-// writeError answers err in the API's error shape: an *apiError as it is,
-// anything else as a 500 whose message names no internals.
-func writeError(w http.ResponseWriter, err error) {
+// errorBody is the body of an error answer.
+type errorBody struct {
+	Error *apiError `json:"error"`
+}
+
+// fail answers err in the API's error shape: an *apiError as it is, a
+// store's ErrInvalid as a 400 naming the body, anything else as a 500
+// whose message names no internals, logged with what the request was
+// doing.
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	var ae *apiError
-	if !errors.As(err, &ae) {
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, store.ErrInvalid):
+		ae = badRequest("body", "%v", err)
+	default:
+		s.log.ErrorContext(r.Context(), "memoryservice: "+what, "err", err)
 		ae = internal("internal error; see the server log")
 	}
-	writeJSON(w, ae.Status, map[string]any{"error": ae})
+	writeJSON(w, ae.Status, errorBody{Error: ae})
 }

@@ -129,34 +129,3 @@ func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, lock
 	}
 	return err
 }
-
-// liveItems returns a scope's memory items by docKey, for reading
-// retrieval's results: only the items not expired and of kinds the store
-// keeps (an insight's kind is its category). It is nil when every
-// insight and summary the store holds is an item of the kind its document
-// says (no TTL, no procedural memory, both other kinds on).
-func (s *Service) liveItems(ctx context.Context, def *memoryStore, scope string) (map[string]memoryItem, error) {
-	if def.ttl() <= 0 && !def.proceduralEnabled() && def.profileEnabled() && def.summaryEnabled() {
-		return nil, nil
-	}
-	items, err := s.scopeItems(ctx, def, scope)
-	if err != nil {
-		return nil, err
-	}
-	live := make(map[string]memoryItem, len(items))
-	for _, it := range items {
-		live[it.key()] = it
-	}
-	return live, nil
-}
-
-// docKey names a document of a scope across kinds.
-func docKey(kind store.Kind, id string) string { return string(kind) + "\x00" + id }
-
-// key is the docKey of the item's document.
-func (it memoryItem) key() string {
-	if it.Kind == kindChatSummary {
-		return docKey(store.KindSessionSummary, it.docID)
-	}
-	return docKey(store.KindInsight, it.docID)
-}

@@ -38,63 +38,56 @@ func checkContent(content string) error {
 	return checkText("content", content, maxItemContent)
 }
 
+// createItemRequest is the body of a memory item's creation.
+type createItemRequest struct {
+	Scope   string `json:"scope"`
+	Content string `json:"content"`
+	Kind    string `json:"kind"`
+}
+
 // createItem stores a memory item written by the caller: a user_profile
 // item as a session insight (folded into the profile at the scope's next
 // update), a chat_summary item as a completed session with that summary.
-func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
+func (s *Service) createItem(w http.ResponseWriter, r *http.Request) (memoryItem, error) {
 	ctx := r.Context()
 	name := r.PathValue("name")
-	var req struct {
-		Scope   string `json:"scope"`
-		Content string `json:"content"`
-		Kind    string `json:"kind"`
-	}
+	var req createItemRequest
 	if err := s.decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+		return memoryItem{}, err
 	}
 	def, _, err := s.loadStore(ctx, name)
 	if err != nil {
-		s.fail(w, r, "create memory", err)
-		return
+		return memoryItem{}, err
 	}
 	userID, err := scopeUser(name, req.Scope)
 	if err != nil {
-		writeError(w, err)
-		return
+		return memoryItem{}, err
 	}
 	if err := checkContent(req.Content); err != nil {
-		writeError(w, err)
-		return
+		return memoryItem{}, err
 	}
 	switch req.Kind {
 	case kindUserProfile:
 		if !def.profileEnabled() {
-			writeError(w, badRequest("kind", "user_profile memories are disabled in memory store %q", name))
-			return
+			return memoryItem{}, badRequest("kind", "user_profile memories are disabled in memory store %q", name)
 		}
 	case kindChatSummary:
 		if !def.summaryEnabled() {
-			writeError(w, badRequest("kind", "chat_summary memories are disabled in memory store %q", name))
-			return
+			return memoryItem{}, badRequest("kind", "chat_summary memories are disabled in memory store %q", name)
 		}
 	case kindProcedural:
 		if !def.proceduralEnabled() {
-			writeError(w, badRequest("kind", "procedural memories are disabled in memory store %q (procedural_memory_enabled)", name))
-			return
+			return memoryItem{}, badRequest("kind", "procedural memories are disabled in memory store %q (procedural_memory_enabled)", name)
 		}
 	case "":
-		writeError(w, badRequest("kind", "required"))
-		return
+		return memoryItem{}, badRequest("kind", "required")
 	default:
-		writeError(w, badRequest("kind", "%q: user_profile, chat_summary or procedural", req.Kind))
-		return
+		return memoryItem{}, badRequest("kind", "%q: user_profile, chat_summary or procedural", req.Kind)
 	}
 	unlock := s.lockScope("accept", userID) // not during the scope's delete_scope
 	defer unlock()
 	if err := s.noteScope(ctx, name, req.Scope); err != nil {
-		s.fail(w, r, "create memory", err)
-		return
+		return memoryItem{}, err
 	}
 	now := s.cfg.Now()
 	vec, model := s.embedOne(ctx, def, req.Content)
@@ -108,8 +101,7 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
 			in.Category = ProceduralCategory.Name
 		}
 		if err := s.st.PutInsight(ctx, userID, in); err != nil {
-			s.fail(w, r, "create memory", err)
-			return
+			return memoryItem{}, err
 		}
 		it, _ = insightItem(req.Scope, in)
 	} else {
@@ -117,37 +109,35 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) {
 			Status: store.SessionCompleted, ReflectionStatus: store.ReflectionProcessed, UpdatedAt: now, ETag: store.CreateOnly}
 		d.EmbeddingModel = model
 		if err := s.st.PutSession(ctx, userID, d); err != nil {
-			s.fail(w, r, "create memory", err)
-			return
+			return memoryItem{}, err
 		}
 		it, _ = sessionItem(req.Scope, d)
 	}
-	writeJSON(w, http.StatusOK, it)
+	return it, nil
+}
+
+// updateItemRequest is the body of a memory item's update.
+type updateItemRequest struct {
+	Content string `json:"content"`
 }
 
 // updateItem replaces a memory item's content (and its vector).
-func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
+func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) (memoryItem, error) {
 	ctx := r.Context()
-	var req struct {
-		Content string `json:"content"`
-	}
+	var req updateItemRequest
 	if err := s.decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+		return memoryItem{}, err
 	}
 	def, _, err := s.loadStore(ctx, r.PathValue("name"))
 	if err != nil {
-		s.fail(w, r, "update memory", err)
-		return
+		return memoryItem{}, err
 	}
 	if err := checkContent(req.Content); err != nil {
-		writeError(w, err)
-		return
+		return memoryItem{}, err
 	}
 	it, err := s.findItem(ctx, def, r.PathValue("id"))
 	if err != nil {
-		s.fail(w, r, "update memory", err)
-		return
+		return memoryItem{}, err
 	}
 	userID := UserID(def.Name, it.Scope)
 	unlock := s.lockScope("run", userID) // not while an update of the scope rewrites its memories
@@ -162,8 +152,7 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			s.fail(w, r, "update memory", err)
-			return
+			return memoryItem{}, err
 		}
 	} else {
 		vec, model := s.embedOne(ctx, def, req.Content)
@@ -171,8 +160,7 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 		for attempt := 0; ; attempt++ {
 			d, err := s.st.GetSession(ctx, userID, it.docID)
 			if err != nil {
-				s.fail(w, r, "update memory", err)
-				return
+				return memoryItem{}, err
 			}
 			d.Summary, d.SummaryVector, d.EmbeddingModel, d.UpdatedAt, d.SummaryPending = req.Content, vec, model, now, false
 			err = s.st.PutSession(ctx, userID, d)
@@ -180,12 +168,11 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			if err != nil {
-				s.fail(w, r, "update memory", fmt.Errorf("session %s: %w", d.ID, err))
-				return
+				return memoryItem{}, fmt.Errorf("session %s: %w", d.ID, err)
 			}
 			it, _ = sessionItem(it.Scope, d)
 			break
 		}
 	}
-	writeJSON(w, http.StatusOK, it)
+	return it, nil
 }

@@ -26,7 +26,7 @@ func (s *Service) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	userID, err := scopeUser(name, scope)
 	if err != nil {
-		writeError(w, err)
+		s.fail(w, r, "mcp", err)
 		return
 	}
 	p, err := s.providerFor(def)
@@ -47,7 +47,7 @@ func (s *Service) serveMCP(w http.ResponseWriter, r *http.Request) {
 		// run's memory operations, or outlive the scope's deletion.
 		write, err := mcpWrites(r)
 		if err != nil {
-			writeError(w, err)
+			s.fail(w, r, "mcp", err)
 			return
 		}
 		if write {

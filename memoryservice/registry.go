@@ -74,22 +74,3 @@ func (s *Service) deleteRecord(ctx context.Context, id string) error {
 	}
 	return err
 }
-
-// scopeRecord indexes a scope of a memory store, so deleting the store
-// can forget every scope, and the scope's updates.
-type scopeRecord struct {
-	Store string `json:"store"`
-	Scope string `json:"scope"`
-	// Updates names the scope's update records, so deleting the scope
-	// and retiring finished updates read only the scope's.
-	Updates []updateRef `json:"updates,omitempty"`
-}
-
-// noteScope records that memory store name has scope (once).
-func (s *Service) noteScope(ctx context.Context, name, scope string) error {
-	err := s.putRecord(ctx, scopeDocID(name, scope), store.CreateOnly, s.cfg.Now(), false, scopeRecord{Store: name, Scope: scope})
-	if errors.Is(err, store.ErrConflict) {
-		return nil
-	}
-	return err
-}

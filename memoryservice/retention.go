@@ -3,7 +3,6 @@ package memoryservice
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
@@ -12,83 +11,6 @@ import (
 // DefaultUpdateRetention is how long a finished update's record is kept
 // when Config.UpdateRetention is zero.
 const DefaultUpdateRetention = 24 * time.Hour
-
-// updateRef is one update of a scope, as the scope's record lists it.
-type updateRef struct {
-	ID        string    `json:"id"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// maxScopeAttempts bounds the retries of a scope record's write on an
-// ETag conflict (another process writing the same scope).
-const maxScopeAttempts = 5
-
-// changeScope applies change to the record of a scope of memory store
-// name and writes it under the ETag it was read with, retrying on a
-// conflict. A scope with no record gets one only when create is set.
-// change reports whether there is anything to write.
-func (s *Service) changeScope(ctx context.Context, name, scope string, create bool, change func(*scopeRecord) bool) error {
-	id := scopeDocID(name, scope)
-	for range maxScopeAttempts {
-		rec := scopeRecord{Store: name, Scope: scope}
-		etag, err := s.getRecord(ctx, id, &rec)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if !create {
-				return nil
-			}
-			etag = store.CreateOnly
-		case err != nil:
-			return err
-		}
-		if !change(&rec) {
-			return nil
-		}
-		err = s.putRecord(ctx, id, etag, s.cfg.Now(), false, rec)
-		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-	}
-	return fmt.Errorf("memoryservice: scope record of %q in %q: %w", scope, name, store.ErrConflict)
-}
-
-// indexUpdate lists update id in its scope's record (made if the scope has
-// none), before the update's own record is written: a crash between the
-// two leaves a name of nothing, which the sweep drops, never a record that
-// deleting the scope would not find.
-func (s *Service) indexUpdate(ctx context.Context, name, scope, id string, created time.Time) error {
-	return s.changeScope(ctx, name, scope, true, func(sc *scopeRecord) bool {
-		sc.Updates = append(sc.Updates, updateRef{ID: id, CreatedAt: created})
-		return true
-	})
-}
-
-// deleteScopeUpdates removes the update records a scope's record lists,
-// dropping a queued one from the schedule. The caller holds the scope's
-// accept and run locks.
-func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) error {
-	userID := UserID(name, scope)
-	s.mu.Lock()
-	if sc := s.pending[userID]; sc != nil {
-		sc.timer.Stop()
-		delete(s.pending, userID)
-	}
-	s.mu.Unlock()
-	var sc scopeRecord
-	_, err := s.getRecord(ctx, scopeDocID(name, scope), &sc)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, ref := range sc.Updates {
-		if err := s.deleteRecord(ctx, updateDocID(ref.ID)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // retireUpdates deletes the records of a scope's updates that finished
 // (completed, failed or superseded) longer than Config.UpdateRetention

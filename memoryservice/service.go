@@ -1,48 +1,3 @@
-// Package memoryservice serves agentmemory over HTTP as the Azure AI
-// Foundry Memory Store API (the wire format of the official clients, such
-// as npm @azure/ai-projects 2.8.0's project.beta.memoryStores), so that an
-// application in any language reaches the same memory as the Go library.
-//
-// The API maps onto agentmemory rather than beside it:
-//
-//   - A memory store is a definition kept in the store itself, under a
-//     reserved user id (RegistryUserID) that no scope can name. Its
-//     user_profile_details become the reflection guidance of the store's
-//     own provider.MemoryProvider.
-//   - A scope of a memory store is one agentmemory user, whose id joins
-//     the store's name and the scope (UserID), so no scope of one memory
-//     store is reachable through another.
-//   - update_memories records the items as turns of a memory session of
-//     the scope before it answers 202, then, after update_delay, ends the
-//     session (pruning, summary, reflection, the long-term profile) and
-//     lists the memory items created, updated and deleted. The operation's
-//     record is kept in the store, so an accepted update completes after a
-//     restart.
-//   - Memory items of kind user_profile are the scope's insights and its
-//     long-term profile; chat_summary items are its session summaries;
-//     procedural items, in a store with procedural_memory_enabled, are its
-//     insights of ProceduralCategory (how the user wants things done),
-//     which reflection draws from the conversation like the others.
-//     search_memories is agentmemory's retrieval; delete_scope is
-//     provider.MemoryProvider.ForgetUser.
-//   - A store's chat_model and embedding_model are the models of its
-//     work, given by Config.Models (checked at create); without Models,
-//     every store runs on Config's Chat, Mini and Embedder.
-//   - search_memories with previous_search_id continues an earlier search
-//     of the scope: the earlier conversation, kept in memory for
-//     Config.SearchTTL, is the context in which retrieval rewrites a vague
-//     follow-up. delete_scope drops the scope's searches.
-//   - An update's and a search's usage are the tokens of their own model
-//     calls, counted by a usage.Meter carried in their context into the
-//     provider's background work.
-//   - A store's default_ttl_seconds expires its scopes' memories: a
-//     session (with its turns and summary), an interaction or an insight
-//     last written longer ago than the TTL is never listed, got or found,
-//     and a sweep every Config.SweepInterval deletes it with
-//     provider.MemoryProvider.ForgetBefore (logged as
-//     provider.ReasonExpired).
-//
-// Service is an http.Handler; cmd/agentmemory-server runs it.
 package memoryservice
 
 import (
@@ -53,50 +8,20 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
-	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
-	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/usage"
 )
-
-// ProceduralCategory is the insight category of procedural memory: a
-// memory store with procedural_memory_enabled offers it to reflection
-// beside reflection.DefaultCategories, and its insights are the memory
-// items of kind procedural.
-var ProceduralCategory = prompts.Category{Name: "procedural",
-	Description: "how the user wants things done: steps, order, routines and rules to follow"}
 
 // Defaults for zero Config fields.
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultUpdateDelay  = 300 * time.Second
 )
-
-// Models gives the clients of the models a memory store's definition
-// names, the way Foundry names a project's deployments: chat_model does
-// all the store's memory work (summaries, extraction, reflection, the
-// profile, query rewriting) and embedding_model embeds its memories. The
-// endpoint and its credentials are the implementation's (cmd/agentmemory-
-// server's come from the environment). Implementations must be safe for
-// concurrent use and should return the same client for the same name.
-type Models interface {
-	// Chat returns the client of chat model (Azure: deployment) name.
-	Chat(ctx context.Context, name string) (agent.ChatClient, error)
-	// Embedder returns the embedder of embedding model name.
-	Embedder(ctx context.Context, name string) (embed.Embedder, error)
-}
-
-// ErrUnknownModel is wrapped by the error of a Models implementation whose
-// endpoint does not know the model named: creating a memory store naming
-// it is answered 400, naming the definition's field.
-var ErrUnknownModel = errors.New("memoryservice: unknown model")
 
 // Config configures a Service. Models, or Chat (or Mini) and Embedder, are
 // required.
@@ -311,104 +236,6 @@ func (s *Service) Ready() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.ready
-}
-
-// storeModels returns the clients of the models def names (Config.Models),
-// or Config's own. A model the endpoint does not know, or an embedding
-// model whose vectors the store cannot hold, is an *apiError naming the
-// definition's field.
-func (s *Service) storeModels(ctx context.Context, def *memoryStore) (chat, mini agent.ChatClient, emb embed.Embedder, err error) {
-	if s.cfg.Models == nil {
-		return s.cfg.Chat, s.cfg.Mini, s.cfg.Embedder, nil
-	}
-	d := def.Definition
-	chat, err = s.cfg.Models.Chat(ctx, d.ChatModel)
-	if err != nil {
-		return nil, nil, nil, modelError("definition.chat_model", d.ChatModel, err)
-	}
-	emb, err = s.cfg.Models.Embedder(ctx, d.EmbeddingModel)
-	if err != nil {
-		return nil, nil, nil, modelError("definition.embedding_model", d.EmbeddingModel, err)
-	}
-	if n := emb.Dimensions(); s.cfg.Dimensions > 0 && n != s.cfg.Dimensions && !embed.IsLexical(emb) {
-		return nil, nil, nil, badRequest("definition.embedding_model", "%q makes %d-dimensional vectors; this server's store holds %d-dimensional vectors only (memory store %q)",
-			d.EmbeddingModel, n, s.cfg.Dimensions, def.Name)
-	}
-	return chat, chat, emb, nil
-}
-
-// modelError is the error of a model that could not be had: a 400 when
-// the endpoint does not know it.
-func modelError(param, name string, err error) error {
-	if errors.Is(err, ErrUnknownModel) {
-		return badRequest(param, "%q: the model endpoint does not know this model (Azure: deployment): %v", name, err)
-	}
-	return fmt.Errorf("%s %q: %w", param, name, err)
-}
-
-// providerFor returns the memory store's provider, made on first use on
-// the store's models, with its user_profile_details as the reflection
-// guidance.
-func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error) {
-	s.mu.Lock()
-	p, ok := s.providers[def.Name]
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, unavailable("the server is shutting down")
-	}
-	if ok {
-		return p, nil
-	}
-	// Outside the lock: Models may ask the endpoint.
-	chat, mini, emb, err := s.storeModels(s.runCtx, def)
-	if err != nil {
-		return nil, err
-	}
-	// The clients count each call into the usage.Meter of its context:
-	// the update or search it was made for.
-	cfg := provider.Config{Chat: usage.Chat(chat), Mini: usage.Chat(mini), Embedder: usage.Embedder(emb), Logger: s.log, Now: s.cfg.Now,
-		DeletionLogKey: s.cfg.DeletionLogKey}
-	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
-		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
-	}
-	if def.proceduralEnabled() {
-		cfg.ReflectionConfig.Categories = append(slices.Clone(reflection.DefaultCategories), ProceduralCategory)
-	}
-	p, err = provider.New(s.st, cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	cur, raced := s.providers[def.Name]
-	closed = s.closed
-	if !raced && !closed {
-		s.providers[def.Name] = p
-	}
-	s.mu.Unlock()
-	if raced || closed { // made meanwhile, or closing: this one is not needed
-		if cerr := p.Close(context.WithoutCancel(s.runCtx)); cerr != nil {
-			s.log.Warn("memoryservice: closing a provider not needed", "store", def.Name, "err", cerr)
-		}
-		if closed {
-			return nil, unavailable("the server is shutting down")
-		}
-		return cur, nil
-	}
-	return p, nil
-}
-
-// dropProvider closes and forgets a deleted memory store's provider.
-func (s *Service) dropProvider(ctx context.Context, name string) {
-	s.mu.Lock()
-	p := s.providers[name]
-	delete(s.providers, name)
-	s.mu.Unlock()
-	if p != nil {
-		if err := p.Close(ctx); err != nil {
-			s.log.WarnContext(ctx, "memoryservice: closing a deleted store's provider", "store", name, "err", err)
-		}
-	}
 }
 
 // lockScope serialises the accepts (what "accept") or the runs ("run")

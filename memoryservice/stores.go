@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sort"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -150,36 +148,33 @@ func (s *Service) loadStore(ctx context.Context, name string) (*memoryStore, str
 	return &m, etag, err
 }
 
-func (s *Service) createStore(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Name        string            `json:"name"`
-		Description string            `json:"description"`
-		Metadata    map[string]string `json:"metadata"`
-		Definition  *definition       `json:"definition"`
-	}
+// createStoreRequest is the body of a memory store's creation.
+type createStoreRequest struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+	Definition  *definition       `json:"definition"`
+}
+
+func (s *Service) createStore(w http.ResponseWriter, r *http.Request) (*memoryStore, error) {
+	var req createStoreRequest
 	if err := s.decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if err := checkName("name", req.Name); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if !mayReach(r, req.Name) {
-		writeError(w, forbidden(req.Name))
-		return
+		return nil, forbidden(req.Name)
 	}
 	if err := checkText("description", req.Description, maxDescription); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if err := checkMetadata(req.Metadata); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if err := checkDefinition(req.Definition); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	now := s.cfg.Now()
 	m := &memoryStore{Object: "memory_store", ID: newID("memstore_"), CreatedAt: now.Unix(), UpdatedAt: now.Unix(),
@@ -192,54 +187,52 @@ func (s *Service) createStore(w http.ResponseWriter, r *http.Request) {
 			s.log.WarnContext(r.Context(), "memoryservice: a new store's models could not be checked", "store", m.Name, "err", err)
 			err = unavailable("the models of the definition could not be checked (the model endpoint failed); try again")
 		}
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	err := s.putRecord(r.Context(), storeDocID(m.Name), store.CreateOnly, now, false, m)
 	if errors.Is(err, store.ErrConflict) {
-		writeError(w, conflict("name", "a memory store named %q already exists", m.Name))
-		return
+		return nil, conflict("name", "a memory store named %q already exists", m.Name)
 	}
 	if err != nil {
-		s.fail(w, r, "create memory store", err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, m)
+	return m, nil
 }
 
-func (s *Service) getStore(w http.ResponseWriter, r *http.Request, name string) {
-	m, _, err := s.loadStore(r.Context(), name)
-	if err != nil {
-		s.fail(w, r, "get memory store", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
+func (s *Service) getStore(w http.ResponseWriter, r *http.Request) (*memoryStore, error) {
+	m, _, err := s.loadStore(r.Context(), r.PathValue("name"))
+	return m, err
 }
 
-func (s *Service) updateStore(w http.ResponseWriter, r *http.Request, name string) {
-	var req struct {
-		Description *string           `json:"description"`
-		Metadata    map[string]string `json:"metadata"`
-	}
+// updateStoreRequest is the body of a memory store's update: what it
+// gives replaces what the store has.
+type updateStoreRequest struct {
+	Description *string           `json:"description"`
+	Metadata    map[string]string `json:"metadata"`
+}
+
+// maxStoreAttempts bounds the retries of a store's update on an ETag
+// conflict (another request writing the same store).
+const maxStoreAttempts = 5
+
+func (s *Service) updateStore(w http.ResponseWriter, r *http.Request) (*memoryStore, error) {
+	name := r.PathValue("name")
+	var req updateStoreRequest
 	if err := s.decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if req.Description != nil {
 		if err := checkText("description", *req.Description, maxDescription); err != nil {
-			writeError(w, err)
-			return
+			return nil, err
 		}
 	}
 	if err := checkMetadata(req.Metadata); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		m, etag, err := s.loadStore(r.Context(), name)
 		if err != nil {
-			s.fail(w, r, "update memory store", err)
-			return
+			return nil, err
 		}
 		if req.Description != nil {
 			m.Description = *req.Description
@@ -249,108 +242,24 @@ func (s *Service) updateStore(w http.ResponseWriter, r *http.Request, name strin
 		}
 		m.UpdatedAt = s.cfg.Now().Unix()
 		err = s.putRecord(r.Context(), storeDocID(name), etag, time.Unix(m.CreatedAt, 0), false, m)
-		if errors.Is(err, store.ErrConflict) && attempt < 5 {
+		if errors.Is(err, store.ErrConflict) && attempt < maxStoreAttempts {
 			continue // changed meanwhile: apply the change to the new version
 		}
 		if err != nil {
-			s.fail(w, r, "update memory store", err)
-			return
+			return nil, err
 		}
-		writeJSON(w, http.StatusOK, m)
-		return
+		return m, nil
 	}
 }
 
-// listPage is the API's paged list.
-type listPage[T any] struct {
-	Object  string `json:"object"`
-	Data    []T    `json:"data"`
-	FirstID string `json:"first_id,omitempty"`
-	LastID  string `json:"last_id,omitempty"`
-	HasMore bool   `json:"has_more"`
-}
-
-// pageQuery is limit, order, after and before of a list request.
-type pageQuery struct {
-	limit         int
-	desc          bool
-	after, before string
-}
-
-func parsePage(r *http.Request) (pageQuery, error) {
-	q := r.URL.Query()
-	p := pageQuery{limit: 20, desc: true, after: q.Get("after"), before: q.Get("before")}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return p, badRequest("limit", "%q: a whole number from 1 to 100", v)
-		}
-		p.limit = n
-	}
-	switch q.Get("order") {
-	case "", "desc":
-	case "asc":
-		p.desc = false
-	default:
-		return p, badRequest("order", "%q: \"asc\" or \"desc\"", q.Get("order"))
-	}
-	return p, nil
-}
-
-// paginate returns the page of items (already in the requested order)
-// after or before the item whose id is the cursor.
-func paginate[T any](items []T, id func(T) string, p pageQuery) (listPage[T], error) {
-	start, end := 0, len(items)
-	find := func(param, cursor string) (int, error) {
-		for i, it := range items {
-			if id(it) == cursor {
-				return i, nil
-			}
-		}
-		return 0, badRequest(param, "%q is not an id of this list", cursor)
-	}
-	if p.after != "" {
-		i, err := find("after", p.after)
-		if err != nil {
-			return listPage[T]{}, err
-		}
-		start = i + 1
-	}
-	if p.before != "" {
-		i, err := find("before", p.before)
-		if err != nil {
-			return listPage[T]{}, err
-		}
-		end = i
-	}
-	page := listPage[T]{Object: "list", Data: []T{}}
-	if start >= end {
-		return page, nil
-	}
-	sel := items[start:end]
-	if p.before != "" && p.after == "" && len(sel) > p.limit {
-		// before alone: the page just before the cursor
-		sel = sel[len(sel)-p.limit:]
-		page.HasMore = true
-	} else if len(sel) > p.limit {
-		sel = sel[:p.limit]
-		page.HasMore = true
-	}
-	page.Data = sel
-	page.FirstID, page.LastID = id(sel[0]), id(sel[len(sel)-1])
-	return page, nil
-}
-
-func (s *Service) listStores(w http.ResponseWriter, r *http.Request) {
+func (s *Service) listStores(w http.ResponseWriter, r *http.Request) (listPage[*memoryStore], error) {
 	p, err := parsePage(r)
 	if err != nil {
-		writeError(w, err)
-		return
+		return listPage[*memoryStore]{}, err
 	}
 	docs, err := s.listRecords(r.Context(), "store.", store.SessionFilter{})
 	if err != nil {
-		s.fail(w, r, "list memory stores", err)
-		return
+		return listPage[*memoryStore]{}, err
 	}
 	stores := make([]*memoryStore, 0, len(docs))
 	for _, d := range docs {
@@ -364,26 +273,24 @@ func (s *Service) listStores(w http.ResponseWriter, r *http.Request) {
 		}
 		stores = append(stores, &m)
 	}
-	sort.Slice(stores, func(i, j int) bool {
-		a, b := stores[i], stores[j]
-		if a.CreatedAt != b.CreatedAt {
-			return (a.CreatedAt < b.CreatedAt) != p.desc
-		}
-		return (a.Name < b.Name) != p.desc
-	})
-	page, err := paginate(stores, func(m *memoryStore) string { return m.ID }, p)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, page)
+	return paginate(stores, listOrder[*memoryStore]{
+		id:  func(m *memoryStore) string { return m.ID },
+		at:  func(m *memoryStore) int64 { return m.CreatedAt },
+		tie: func(m *memoryStore) string { return m.Name },
+	}, p)
 }
 
-func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request, name string) {
-	ctx := r.Context()
+// storeDeleted is the answer to a memory store's deletion.
+type storeDeleted struct {
+	Object  string `json:"object"`
+	Name    string `json:"name"`
+	Deleted bool   `json:"deleted"`
+}
+
+func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDeleted, error) {
+	ctx, name := r.Context(), r.PathValue("name")
 	if _, _, err := s.loadStore(ctx, name); err != nil {
-		s.fail(w, r, "delete memory store", err)
-		return
+		return storeDeleted{}, err
 	}
 	// Its searches go whatever else fails (a scope only searched has no
 	// index record), and one still running records nothing.
@@ -392,8 +299,7 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request, name strin
 	// a failure midway leaves the definition, so the delete can be retried.
 	scopes, err := s.listRecords(ctx, "scope."+name+".", store.SessionFilter{})
 	if err != nil {
-		s.fail(w, r, "delete memory store", err)
-		return
+		return storeDeleted{}, err
 	}
 	for _, d := range scopes {
 		var sc scopeRecord
@@ -401,18 +307,15 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request, name strin
 			continue
 		}
 		if err := s.forgetScope(ctx, name, sc.Scope); err != nil {
-			s.fail(w, r, "delete memory store", err)
-			return
+			return storeDeleted{}, err
 		}
 	}
 	if err := s.deleteUpdates(ctx, name); err != nil {
-		s.fail(w, r, "delete memory store", err)
-		return
+		return storeDeleted{}, err
 	}
 	s.dropProvider(ctx, name)
 	if err := s.deleteRecord(ctx, storeDocID(name)); err != nil {
-		s.fail(w, r, "delete memory store", err)
-		return
+		return storeDeleted{}, err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "memory_store.deleted", "name": name, "deleted": true})
+	return storeDeleted{Object: "memory_store.deleted", Name: name, Deleted: true}, nil
 }

@@ -1,0 +1,168 @@
+package memoryservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// scopeRecord indexes a scope of a memory store, so deleting the store
+// can forget every scope, and the scope's updates.
+type scopeRecord struct {
+	Store string `json:"store"`
+	Scope string `json:"scope"`
+	// Updates names the scope's update records, so deleting the scope
+	// and retiring finished updates read only the scope's.
+	Updates []updateRef `json:"updates,omitempty"`
+}
+
+// noteScope records that memory store name has scope (once).
+func (s *Service) noteScope(ctx context.Context, name, scope string) error {
+	err := s.putRecord(ctx, scopeDocID(name, scope), store.CreateOnly, s.cfg.Now(), false, scopeRecord{Store: name, Scope: scope})
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// updateRef is one update of a scope, as the scope's record lists it.
+type updateRef struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// maxScopeAttempts bounds the retries of a scope record's write on an
+// ETag conflict (another process writing the same scope).
+const maxScopeAttempts = 5
+
+// changeScope applies change to the record of a scope of memory store
+// name and writes it under the ETag it was read with, retrying on a
+// conflict. A scope with no record gets one only when create is set.
+// change reports whether there is anything to write.
+func (s *Service) changeScope(ctx context.Context, name, scope string, create bool, change func(*scopeRecord) bool) error {
+	id := scopeDocID(name, scope)
+	for range maxScopeAttempts {
+		rec := scopeRecord{Store: name, Scope: scope}
+		etag, err := s.getRecord(ctx, id, &rec)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if !create {
+				return nil
+			}
+			etag = store.CreateOnly
+		case err != nil:
+			return err
+		}
+		if !change(&rec) {
+			return nil
+		}
+		err = s.putRecord(ctx, id, etag, s.cfg.Now(), false, rec)
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("memoryservice: scope record of %q in %q: %w", scope, name, store.ErrConflict)
+}
+
+// indexUpdate lists update id in its scope's record (made if the scope has
+// none), before the update's own record is written: a crash between the
+// two leaves a name of nothing, which the sweep drops, never a record that
+// deleting the scope would not find.
+func (s *Service) indexUpdate(ctx context.Context, name, scope, id string, created time.Time) error {
+	return s.changeScope(ctx, name, scope, true, func(sc *scopeRecord) bool {
+		sc.Updates = append(sc.Updates, updateRef{ID: id, CreatedAt: created})
+		return true
+	})
+}
+
+// deleteScopeUpdates removes the update records a scope's record lists,
+// dropping a queued one from the schedule. The caller holds the scope's
+// accept and run locks.
+func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) error {
+	userID := UserID(name, scope)
+	s.mu.Lock()
+	if sc := s.pending[userID]; sc != nil {
+		sc.timer.Stop()
+		delete(s.pending, userID)
+	}
+	s.mu.Unlock()
+	var sc scopeRecord
+	_, err := s.getRecord(ctx, scopeDocID(name, scope), &sc)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, ref := range sc.Updates {
+		if err := s.deleteRecord(ctx, updateDocID(ref.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteScopeRequest is the body of delete_scope.
+type deleteScopeRequest struct {
+	Scope string `json:"scope"`
+}
+
+// scopeDeleted is the answer to delete_scope.
+type scopeDeleted struct {
+	Object  string `json:"object"`
+	Name    string `json:"name"`
+	Scope   string `json:"scope"`
+	Deleted bool   `json:"deleted"`
+}
+
+func (s *Service) deleteScope(w http.ResponseWriter, r *http.Request) (scopeDeleted, error) {
+	name := r.PathValue("name")
+	var req deleteScopeRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return scopeDeleted{}, err
+	}
+	if _, _, err := s.loadStore(r.Context(), name); err != nil {
+		return scopeDeleted{}, err
+	}
+	if _, err := scopeUser(name, req.Scope); err != nil {
+		return scopeDeleted{}, err
+	}
+	if err := s.forgetScope(r.Context(), name, req.Scope); err != nil {
+		return scopeDeleted{}, err
+	}
+	return scopeDeleted{Object: "memory_store.scope.deleted", Name: name, Scope: req.Scope, Deleted: true}, nil
+}
+
+// forgetScope deletes everything of a scope: its queued and past updates,
+// then every memory and turn (provider.ForgetUser), then its index record.
+func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
+	def, _, err := s.loadStore(ctx, name)
+	if err != nil {
+		return err
+	}
+	userID := UserID(name, scope)
+	// Its searches go whatever else fails, and one still running records
+	// nothing.
+	defer s.searches.drop(name, scope, false, s.cfg.Now())
+	// Not while an update of the scope is accepted or runs.
+	unlockAccept := s.lockScope("accept", userID)
+	defer unlockAccept()
+	unlockRun := s.lockScope("run", userID)
+	defer unlockRun()
+	if err := s.deleteScopeUpdates(ctx, name, scope); err != nil {
+		return err
+	}
+	p, err := s.providerFor(def)
+	if err != nil {
+		return err
+	}
+	if _, err := p.ForgetUser(ctx, userID); err != nil && !errors.Is(err, provider.ErrNotLogged) {
+		return err
+	}
+	return s.deleteRecord(ctx, scopeDocID(name, scope))
+}

@@ -1,0 +1,132 @@
+package memoryservice
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentmemory/agentmemory/store"
+)
+
+// Update statuses.
+const (
+	statusQueued     = "queued"
+	statusInProgress = "in_progress"
+	statusCompleted  = "completed"
+	statusFailed     = "failed"
+	statusSuperseded = "superseded"
+)
+
+// updateRecord is an update_memories operation as the registry keeps it.
+type updateRecord struct {
+	ID               string    `json:"id"`
+	Store            string    `json:"store"`
+	Scope            string    `json:"scope"`
+	SessionID        string    `json:"session_id"`
+	Status           string    `json:"status"`
+	PreviousUpdateID string    `json:"previous_update_id,omitempty"`
+	SupersededBy     string    `json:"superseded_by,omitempty"`
+	CreatedAt        time.Time `json:"created_at"`
+	DueAt            time.Time `json:"due_at"`
+	// Turns is how many turns the update recorded into its session.
+	Turns int `json:"turns"`
+	// Reopened marks an update that continues the session of a completed
+	// update (previous_update_id): the run ends it again even if no turn
+	// was recorded (a crash between reopening and recording).
+	Reopened bool `json:"reopened,omitempty"`
+	// Before maps the scope's memory items (id to the nanosecond of their
+	// last write) as the run began, so a run resumed after a crash lists
+	// what the whole run did.
+	Before map[string]int64 `json:"before_ns,omitempty"`
+	Result *updateResult    `json:"result,omitempty"`
+	Error  *apiError        `json:"error,omitempty"`
+}
+
+func (u *updateRecord) active() bool {
+	return u.Status == statusQueued || u.Status == statusInProgress
+}
+
+// updateResponse is an update as the API shows it: what update_memories
+// answers and a poll of updates/{update_id} reads.
+type updateResponse struct {
+	UpdateID     string        `json:"update_id"`
+	Status       string        `json:"status"`
+	SupersededBy string        `json:"superseded_by,omitempty"`
+	Result       *updateResult `json:"result,omitempty"`
+	Error        *apiError     `json:"error,omitempty"`
+}
+
+func (u *updateRecord) response() updateResponse {
+	return updateResponse{UpdateID: u.ID, Status: u.Status, SupersededBy: u.SupersededBy, Result: u.Result, Error: u.Error}
+}
+
+// updateResult is what a completed update did.
+type updateResult struct {
+	MemoryOperations []memoryOperation `json:"memory_operations"`
+	Usage            apiUsage          `json:"usage"`
+}
+
+// memoryOperation is a memory item an update created, updated or deleted.
+type memoryOperation struct {
+	Kind       string     `json:"kind"`
+	MemoryItem memoryItem `json:"memory_item"`
+}
+
+// liveOperations fills a finished update's memory operations with their
+// items as the scope holds them now: an item since forgotten (deleted,
+// expired, its session forgotten) shows with empty content, and a record
+// of an earlier version that kept the text never shows it.
+func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *updateRecord) error {
+	if rec.Result == nil || len(rec.Result.MemoryOperations) == 0 {
+		return nil
+	}
+	now, err := s.scopeItems(ctx, def, rec.Scope)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]memoryItem, len(now))
+	for _, it := range now {
+		byID[it.MemoryID] = it
+	}
+	ops := make([]memoryOperation, len(rec.Result.MemoryOperations))
+	for i, op := range rec.Result.MemoryOperations {
+		if it, ok := byID[op.MemoryItem.MemoryID]; ok && op.Kind != "delete" {
+			op.MemoryItem = it
+		} else {
+			op.MemoryItem.Content = ""
+		}
+		ops[i] = op
+	}
+	res := *rec.Result
+	res.MemoryOperations = ops
+	rec.Result = &res
+	return nil
+}
+
+// deleteUpdates removes the update records of memory store name that no
+// scope lists any more (those of versions before the scope index), once
+// every scope has been forgotten, dropping queued ones from the schedule.
+// It reads every update record, as deleting a store is rare; deleting a
+// scope reads only the scope's (deleteScopeUpdates).
+func (s *Service) deleteUpdates(ctx context.Context, name string) error {
+	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{})
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		var rec updateRecord
+		if _, err := s.getRecordFrom(d, &rec); err != nil || rec.Store != name {
+			continue
+		}
+		userID := UserID(rec.Store, rec.Scope)
+		s.mu.Lock()
+		if sc := s.pending[userID]; sc != nil {
+			sc.timer.Stop()
+			delete(s.pending, userID)
+		}
+		s.mu.Unlock()
+		if err := s.deleteRecord(ctx, d.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
