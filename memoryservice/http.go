@@ -73,7 +73,7 @@ func (s *Service) routes() {
 	api.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("", "no such operation: %s %s", r.Method, r.URL.Path))
 	})
-	m.Handle("/", s.authenticate(api))
+	m.Handle("/", s.guard(s.authenticate(api)))
 	s.mux = m
 }
 
@@ -97,7 +97,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rec.status >= 500 {
 		level = slog.LevelError
 	}
-	s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method, "path", r.URL.Path,
+	s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method, "path", truncate(r.URL.Path, maxLogField),
 		"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
 }
 
@@ -111,13 +111,20 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap gives http.ResponseController the connection's writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 // authenticate admits a request carrying one of Config.Keys, as
 // "Authorization: Bearer <key>" or "api-key: <key>", and refuses with 403
 // a key limited to other memory stores than the one the path names; with
 // no keys configured it admits every request.
 func (s *Service) authenticate(next http.Handler) http.Handler {
 	if len(s.cfg.Keys) == 0 {
-		return next
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.admit(w, r, 0) {
+				next.ServeHTTP(w, r)
+			}
+		})
 	}
 	sums := make([][32]byte, len(s.cfg.Keys))
 	for i, k := range s.cfg.Keys {
@@ -131,7 +138,7 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if key == "" {
-			writeError(w, unauthorized("missing credentials: send \"Authorization: Bearer <key>\" or \"api-key: <key>\""))
+			refuse(w, r, unauthorized("missing credentials: send \"Authorization: Bearer <key>\" or \"api-key: <key>\""))
 			return
 		}
 		got := sha256.Sum256([]byte(key))
@@ -142,15 +149,18 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if match < 0 {
-			writeError(w, unauthorized("invalid API key"))
+			refuse(w, r, unauthorized("invalid API key"))
 			return
 		}
 		if stores := s.cfg.Keys[match].Stores; len(stores) > 0 {
 			if name, ok := storeInPath(r.URL.Path); ok && !slices.Contains(stores, name) {
-				writeError(w, forbidden(name))
+				refuse(w, r, forbidden(name))
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), storesKey{}, stores))
+		}
+		if !s.admit(w, r, match) {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -230,7 +240,7 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err 
 	case errors.Is(err, store.ErrInvalid):
 		writeError(w, badRequest("body", "%v", err))
 	default:
-		s.log.ErrorContext(r.Context(), "memoryservice: "+what, "err", err)
+		s.log.ErrorContext(r.Context(), "memoryservice: "+what, "err", truncate(err.Error(), maxLogField))
 		writeError(w, err)
 	}
 }
