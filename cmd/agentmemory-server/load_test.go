@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,14 +106,19 @@ func TestSearchesUnderConnectionAttack(t *testing.T) {
 	// The server closes every attacker's connection; each attacker then
 	// closes its own end, as a client seeing EOF would.
 	var wg sync.WaitGroup
+	var open atomic.Int32
 	for _, c := range held {
 		wg.Go(func() {
 			_ = c.SetReadDeadline(time.Now().Add(3 * timeout))
-			_, _ = io.Copy(io.Discard, c)
+			_, err := io.Copy(io.Discard, c)
+			if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+				open.Add(1)
+			}
 			c.Close()
 		})
 	}
 	wg.Wait()
+	require.Zero(t, open.Load(), "connections the server left open after %v", 3*timeout)
 	client.CloseIdleConnections()
 	deadline := time.Now().Add(3 * timeout)
 	for {
