@@ -3,7 +3,9 @@
 // official client — or curl — stores and searches long-term memory:
 //
 //	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
-//	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h]
+//	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h] [-allowed-origins https://app.example,...]
+//	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512]
+//	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
 //
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
@@ -21,8 +23,14 @@
 // the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
 // followed by memory store names (space-separated) is limited to those
 // stores, and gets 403 for any other. Clients send a key as
-// "Authorization: Bearer <key>" or "api-key: <key>". With no
-// key configured the server listens on loopback only and says so. /healthz
+// "Authorization: Bearer <key>" or "api-key: <key>"; a key has 16 bytes
+// at least. With no key configured the server listens on loopback only
+// (a host name of -addr must resolve to loopback addresses only), answers
+// only requests addressed to a loopback Host, and says so. Cross-origin
+// writes from web pages are refused unless their origin is in
+// -allowed-origins (or AGENTMEMORY_SERVER_ALLOWED_ORIGINS); each key has
+// its request rate limit (-rate-limit, -rate-burst; 429 with
+// Retry-After), and connections their cap and timeouts. /healthz
 // and /readyz need no key. The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
 // proxy, with -trust-forwarded so that the address clients poll is the
