@@ -117,7 +117,8 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // authenticate admits a request carrying one of Config.Keys, as
 // "Authorization: Bearer <key>" or "api-key: <key>", and refuses with 403
 // a key limited to other memory stores than the one the path names; with
-// no keys configured it admits every request.
+// no keys configured it admits every request. An admitted request takes a
+// token of its key's rate limit (admit).
 func (s *Service) authenticate(next http.Handler) http.Handler {
 	if len(s.cfg.Keys) == 0 {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
