@@ -89,12 +89,14 @@ func hasBody(r *http.Request) bool {
 	return r.ContentLength > 0 || (r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody)
 }
 
-// refuse answers err to a request whose body is not read, and closes
-// the connection after the answer: the server would otherwise read what
-// is left of the body, at the client's pace, before answering (to reuse
-// the connection) or before closing it.
+// refuse answers err to a request whose body is not read, and over
+// HTTP/1 closes the connection after the answer: the server would
+// otherwise read what is left of the body, at the client's pace, before
+// answering (to reuse the connection) or before closing it. (Over HTTP/2
+// the body is a stream's own, and Connection: close would end the
+// connection's other streams.)
 func refuse(w http.ResponseWriter, r *http.Request, err error) {
-	if r.ContentLength == 0 {
+	if r.ContentLength == 0 || r.ProtoMajor >= 2 {
 		writeError(w, err)
 		return
 	}
