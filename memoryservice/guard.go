@@ -62,7 +62,7 @@ func (s *Service) guard(next http.Handler) http.Handler {
 		}
 		if err := cop.Check(r); err != nil {
 			refuse(w, r, &apiError{Status: http.StatusForbidden, Code: "cross_origin_refused", Type: "permission_error", Param: "Origin",
-				Message: fmt.Sprintf("a cross-origin %s from %q is refused; allow a web origin with -allowed-origins (Config.AllowedOrigins)", r.Method, truncate(origin, 256))})
+				Message: fmt.Sprintf("a cross-origin %s from %q is refused; a web app's origin is allowed by the server's configuration (agentmemory-server -allowed-origins)", r.Method, truncate(origin, 256))})
 			return
 		}
 		if hasBody(r) {
@@ -73,7 +73,7 @@ func (s *Service) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if _, mcp := strings.CutPrefix(r.URL.Path, "/mcp/"); !mcp {
+		if !strings.HasPrefix(r.URL.Path, "/mcp/") { // MCP has its own protocol version
 			if v := r.URL.Query().Get("api-version"); v != "" && !servedVersion(v) {
 				refuse(w, r, badRequest("api-version", "%q is not served; the versions served are %s", truncate(v, 64), apiVersions))
 				return
