@@ -124,8 +124,10 @@ type Config struct {
 	// never refused.
 	Dimensions int
 	// Keys are the API keys accepted as "Authorization: Bearer <key>" or
-	// "api-key: <key>". Empty means no authentication (the command then
-	// listens on loopback only).
+	// "api-key: <key>", each at least MinKeyLen bytes. Empty means no
+	// authentication: then only requests addressed to a loopback Host
+	// (localhost, 127.0.0.0/8, [::1]) are served, and the command listens
+	// on loopback only.
 	Keys []APIKey
 	// MaxBodyBytes caps a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
