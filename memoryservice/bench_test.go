@@ -66,7 +66,7 @@ func drive(b *testing.B, clients int, send func(client *http.Client, worker, i i
 // BenchmarkSearchMemories: search_memories over 32 scopes of 6 memories
 // each, on SQLite with the offline models.
 func BenchmarkSearchMemories(b *testing.B) {
-	s := start(b, b.TempDir()+"/bench.db", Config{})
+	s := start(b, b.TempDir()+"/bench.db", Config{RateLimit: -1})
 	s.createStore("bench", nil)
 	topics := []string{"dark roast coffee", "peanut allergy", "saving for a house", "jazz concerts", "window seats", "a vegetarian diet"}
 	for sc := range 32 {
@@ -94,7 +94,7 @@ func BenchmarkSearchMemories(b *testing.B) {
 // runs (end of session, reflection) continue in the background and are
 // waited for outside the timing.
 func BenchmarkUpdateMemories(b *testing.B) {
-	s := start(b, b.TempDir()+"/bench.db", Config{})
+	s := start(b, b.TempDir()+"/bench.db", Config{RateLimit: -1})
 	s.createStore("bench", nil)
 	url := s.srv.URL + "/memory_stores/bench:update_memories?api-version=v1"
 	for _, clients := range []int{8, 32} {

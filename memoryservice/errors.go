@@ -76,8 +76,13 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err 
 	case errors.Is(err, store.ErrInvalid):
 		ae = badRequest("body", "%v", err)
 	default:
-		s.log.ErrorContext(r.Context(), "memoryservice: "+what, "err", err)
+		s.log.ErrorContext(r.Context(), "memoryservice: "+what, "err", truncate(err.Error(), maxLogField))
 		ae = internal("internal error; see the server log")
 	}
+	writeError(w, ae)
+}
+
+// writeError answers ae in the API's error shape.
+func writeError(w http.ResponseWriter, ae *apiError) {
 	writeJSON(w, ae.Status, errorBody{Error: ae})
 }

@@ -26,7 +26,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rec.status >= 500 {
 		level = slog.LevelError
 	}
-	s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method, "path", r.URL.Path,
+	s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method, "path", truncate(r.URL.Path, maxLogField),
 		"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
 }
 
@@ -40,13 +40,21 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap gives http.ResponseController the connection's writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 // authenticate admits a request carrying one of Config.Keys, as
 // "Authorization: Bearer <key>" or "api-key: <key>", and refuses with 403
 // a key limited to other memory stores than the one the path names; with
-// no keys configured it admits every request.
+// no keys configured it admits every request. An admitted request takes a
+// token of its key's rate limit (admit).
 func (s *Service) authenticate(next http.Handler) http.Handler {
 	if len(s.cfg.Keys) == 0 {
-		return next
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if s.admit(w, r, 0) {
+				next.ServeHTTP(w, r)
+			}
+		})
 	}
 	sums := make([][32]byte, len(s.cfg.Keys))
 	for i, k := range s.cfg.Keys {
@@ -60,7 +68,7 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if key == "" {
-			s.fail(w, r, "authenticate", unauthorized("missing credentials: send \"Authorization: Bearer <key>\" or \"api-key: <key>\""))
+			refuse(w, r, unauthorized("missing credentials: send \"Authorization: Bearer <key>\" or \"api-key: <key>\""))
 			return
 		}
 		got := sha256.Sum256([]byte(key))
@@ -71,15 +79,18 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if match < 0 {
-			s.fail(w, r, "authenticate", unauthorized("invalid API key"))
+			refuse(w, r, unauthorized("invalid API key"))
 			return
 		}
 		if stores := s.cfg.Keys[match].Stores; len(stores) > 0 {
 			if name, ok := storeInPath(r.URL.Path); ok && !slices.Contains(stores, name) {
-				s.fail(w, r, "authenticate", forbidden(name))
+				refuse(w, r, forbidden(name))
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), storesKey{}, stores))
+		}
+		if !s.admit(w, r, match) {
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -10,7 +10,7 @@ import (
 )
 
 func TestAuthentication(t *testing.T) {
-	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: "k-one"}, {Key: "k-two"}, {Key: "k-limited", Stores: []string{"mine"}}}})
+	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: "k-one-0123456789"}, {Key: "k-two-0123456789"}, {Key: "k-limited-0123456789", Stores: []string{"mine"}}}})
 	s.createStore("support", nil) // Bearer k-one
 
 	req := func(header, value string) (int, map[string]any) {
@@ -31,18 +31,18 @@ func TestAuthentication(t *testing.T) {
 	assert.Equal(t, "unauthorized", out["error"].(map[string]any)["code"])
 	code, _ = req("Authorization", "Bearer wrong")
 	assert.Equal(t, http.StatusUnauthorized, code)
-	code, _ = req("api-key", "k-on")
+	code, _ = req("api-key", "k-one-012345678")
 	assert.Equal(t, http.StatusUnauthorized, code)
-	code, _ = req("Authorization", "k-two")
+	code, _ = req("Authorization", "k-two-0123456789")
 	assert.Equal(t, http.StatusUnauthorized, code, "a key without the Bearer scheme")
-	code, _ = req("Authorization", "Bearer k-two")
+	code, _ = req("Authorization", "Bearer k-two-0123456789")
 	assert.Equal(t, http.StatusOK, code)
-	code, _ = req("api-key", "k-one")
+	code, _ = req("api-key", "k-one-0123456789")
 	assert.Equal(t, http.StatusOK, code)
 
 	// a key limited to the store "mine"
 	limited := *s
-	limited.key = "k-limited"
+	limited.key = "k-limited-0123456789"
 	code, out, _ = limited.do("GET", "/memory_stores/support", nil)
 	assert.Equal(t, http.StatusForbidden, code)
 	assert.Equal(t, "forbidden", out["error"].(map[string]any)["code"])

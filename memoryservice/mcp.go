@@ -1,10 +1,7 @@
 package memoryservice
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
+	"context"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,79 +32,52 @@ func (s *Service) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-	locked := false // this request holds the scope's run lock
-	if r.Method == http.MethodPost {
-		// The scope may be written: deleting the store must find it.
-		if err := s.noteScope(ctx, name, scope); err != nil {
-			s.fail(w, r, "mcp", err)
-			return
-		}
-		// A write waits for the scope's update run (and delete_scope), as
-		// another update would: it would otherwise be listed among the
-		// run's memory operations, or outlive the scope's deletion.
-		write, err := mcpWrites(r)
-		if err != nil {
-			s.fail(w, r, "mcp", err)
-			return
-		}
-		if write {
-			unlock := s.lockScope("run", userID)
-			defer unlock()
-			locked = true
-		}
-	}
-	// The tools read the store directly: expired memories go first.
-	if err := s.expire(ctx, def, scope, locked); err != nil {
-		s.fail(w, r, "mcp", err)
-		return
-	}
 	srv, err := mcpserver.New(p, s.st, mcpserver.Config{UserID: userID})
 	if err != nil {
 		s.fail(w, r, "mcp", err)
 		return
 	}
+	// Nothing is written before the library has checked the request and
+	// read its body: the scope is noted, locked and expired as each tool
+	// call is dispatched, from the call the library itself parsed.
+	srv.AddReceivingMiddleware(s.mcpScope(def, scope, userID))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
 	h.ServeHTTP(w, r)
 }
 
 // mcpReads are the tools of package mcpserver that only read memory: a
-// call of any other tool (or a batch holding one) waits for the scope's
-// update run.
+// call of any other tool waits for the scope's update run.
 var mcpReads = map[string]bool{"retrieve_user_facts": true, "search_memory": true, "get_user_context": true, "list_insights": true}
 
-// mcpWrites reads an MCP request's body (leaving it to be read again) and
-// reports whether it may write the scope: a call of a tool not in
-// mcpReads, alone or in a batch. A body that is not JSON-RPC is left to
-// the MCP handler to refuse.
-func mcpWrites(r *http.Request) (bool, error) {
-	b, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return false, tooLarge(tooBig.Limit)
-	}
-	if err != nil {
-		return false, badRequest("body", "unreadable: %v", err)
-	}
-	type message struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []message
-	if err := json.Unmarshal(b, &msgs); err != nil {
-		var one message
-		if err := json.Unmarshal(b, &one); err != nil {
-			return false, nil
-		}
-		msgs = []message{one}
-	}
-	for _, m := range msgs {
-		if m.Method == "tools/call" && !mcpReads[m.Params.Name] {
-			return true, nil
+// mcpScope is the MCP middleware that readies the scope for each tool
+// call: a call of a tool not in mcpReads notes the scope (deleting the
+// store must find it) and waits for the scope's update run (and
+// delete_scope), as another update would — it would otherwise be listed
+// among the run's memory operations, or outlive the scope's deletion;
+// then the scope's expired memories go, since the tools read the store
+// directly. The tool's name is the one the library parsed (exact,
+// case-sensitive keys), so what the lock decides on is what runs; a batch
+// dispatches each of its calls here.
+func (s *Service) mcpScope(def *memoryStore, scope, userID string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			params, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			write := params == nil || !mcpReads[params.Name]
+			if write {
+				if err := s.noteScope(ctx, def.Name, scope); err != nil {
+					return nil, err
+				}
+				unlock := s.lockScope("run", userID)
+				defer unlock()
+			}
+			if err := s.expire(ctx, def, scope, write); err != nil {
+				return nil, err
+			}
+			return next(ctx, method, req)
 		}
 	}
-	return false, nil
 }

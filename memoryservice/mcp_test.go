@@ -43,11 +43,11 @@ func callText(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]
 }
 
 func TestMCPOverStreamableHTTP(t *testing.T) {
-	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: "all"}, {Key: "beta-only", Stores: []string{"beta"}}}})
+	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: "all-stores-key-0123"}, {Key: "beta-only-key-0123", Stores: []string{"beta"}}}})
 	s.createStore("alpha", nil)
 	s.createStore("beta", nil)
 
-	cs, err := mcpSession(t, s, "all", "alpha", "alice")
+	cs, err := mcpSession(t, s, "all-stores-key-0123", "alpha", "alice")
 	require.NoError(t, err)
 	defer cs.Close()
 	tools, err := cs.ListTools(context.Background(), nil)
@@ -66,20 +66,20 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 	assert.Contains(t, contents(s.list("alpha", "alice", "?kind=chat_summary")), "coffee")
 
 	// another store's scope of the same name sees none of it
-	other, err := mcpSession(t, s, "all", "beta", "alice")
+	other, err := mcpSession(t, s, "all-stores-key-0123", "beta", "alice")
 	require.NoError(t, err)
 	defer other.Close()
 	assert.NotContains(t, callText(t, other, "search_memory", map[string]any{"query": "coffee"}), "dark roast")
 
 	// a key limited to beta is refused alpha, and a wrong key everything
-	_, err = mcpSession(t, s, "beta-only", "alpha", "alice")
+	_, err = mcpSession(t, s, "beta-only-key-0123", "alpha", "alice")
 	assert.ErrorContains(t, err, "Forbidden")
 	_, err = mcpSession(t, s, "wrong", "beta", "alice")
 	assert.ErrorContains(t, err, "Unauthorized")
-	limited, err := mcpSession(t, s, "beta-only", "beta", "alice")
+	limited, err := mcpSession(t, s, "beta-only-key-0123", "beta", "alice")
 	require.NoError(t, err)
 	limited.Close()
-	_, err = mcpSession(t, s, "all", "nope", "alice")
+	_, err = mcpSession(t, s, "all-stores-key-0123", "nope", "alice")
 	assert.ErrorContains(t, err, "Not Found")
 
 	// delete_scope forgets what MCP stored

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentmemory/agentmemory/internal/ident"
 	"github.com/agentmemory/agentmemory/store"
@@ -48,6 +49,11 @@ func UserID(name, scope string) string { return ScopePrefix + name + ":" + scope
 func scopeUser(name, scope string) (string, error) {
 	if strings.TrimSpace(scope) == "" {
 		return "", badRequest("scope", "required")
+	}
+	if !utf8.ValidString(scope) || strings.ContainsRune(scope, utf8.RuneError) {
+		// JSON decoding turns bytes that are not UTF-8 (and lone
+		// surrogates) into U+FFFD: two scopes would become one.
+		return "", badRequest("scope", "not valid UTF-8 (or holds U+FFFD, the replacement character)")
 	}
 	u := UserID(name, scope)
 	if err := ident.CheckUser(u); err != nil {

@@ -43,7 +43,7 @@ func (s *Service) routes() {
 		})},
 	}
 	m := s.muxOf(public)
-	m.Handle("/", s.authenticate(s.muxOf(api)))
+	m.Handle("/", s.guard(s.authenticate(s.muxOf(api))))
 	s.mux = m
 }
 

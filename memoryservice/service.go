@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -48,8 +49,10 @@ type Config struct {
 	// never refused.
 	Dimensions int
 	// Keys are the API keys accepted as "Authorization: Bearer <key>" or
-	// "api-key: <key>". Empty means no authentication (the command then
-	// listens on loopback only).
+	// "api-key: <key>", each at least MinKeyLen bytes. Empty means no
+	// authentication: then only requests addressed to a loopback Host
+	// (localhost, 127.0.0.0/8, [::1]) are served, and the command listens
+	// on loopback only.
 	Keys []APIKey
 	// MaxBodyBytes caps a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -86,7 +89,28 @@ type Config struct {
 	// proxy that sets or strips those headers, as any client can send
 	// them; false (the default) never reads them.
 	TrustForwarded bool
+
+	// AllowedOrigins are the web origins ("https://app.example": scheme,
+	// host and optional port) whose pages may call the service from a
+	// browser: their cross-origin requests are served and their CORS
+	// preflights answered. Any other cross-origin request that is not
+	// GET, HEAD or OPTIONS is refused with 403.
+	AllowedOrigins []string
+	// RateLimit is how many requests a second each API key may make (a
+	// service without keys has one limit for all its requests), in
+	// bursts of RateBurst; a request over it is answered 429 with
+	// Retry-After. Zero means DefaultRateLimit; negative means no limit.
+	// A RateBurst of zero means DefaultRateBurst (or RateLimit, if more).
+	RateLimit float64
+	RateBurst int
 }
+
+// MinKeyLen is the length an API key needs at least, in bytes.
+const MinKeyLen = 16
+
+// ErrShortKey is wrapped by New's error for an API key shorter than
+// MinKeyLen.
+var ErrShortKey = errors.New("memoryservice: API key too short")
 
 // APIKey is a key the service accepts.
 type APIKey struct {
@@ -117,6 +141,7 @@ type Service struct {
 	wg        sync.WaitGroup
 	runCtx    context.Context
 	cancelRun context.CancelFunc
+	limit     *limiter // nil: no rate limit
 }
 
 // New returns a service on st and resumes the updates that were accepted
@@ -159,9 +184,18 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if cfg.UpdateRetention <= 0 {
 		cfg.UpdateRetention = DefaultUpdateRetention
 	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = max(DefaultRateBurst, int(math.Ceil(cfg.RateLimit)))
+	}
+	if err := checkOrigins(cfg.AllowedOrigins); err != nil {
+		return nil, err
+	}
 	for i, k := range cfg.Keys {
-		if k.Key == "" {
-			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] is empty", i)
+		if len(k.Key) < MinKeyLen {
+			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] has %d bytes; a key needs at least %d: %w", i, len(k.Key), MinKeyLen, ErrShortKey)
 		}
 		for _, name := range k.Stores {
 			if err := checkName("stores", name); err != nil {
@@ -173,6 +207,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
 		scopeMu: map[string]*sync.Mutex{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.routes()
 	if err := s.resume(ctx); err != nil {
 		cancel()

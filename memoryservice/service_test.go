@@ -66,7 +66,9 @@ func startOn(t testing.TB, open opener, cfg Config) *server {
 		dims = cfg.Embedder.Dimensions()
 	}
 	st := open(t, dims) // an opener for Models ignores it
-	cfg.Logger = quiet()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet()
+	}
 	svc, err := New(context.Background(), st, cfg)
 	require.NoError(t, err)
 	s := &server{t: t, svc: svc, st: st, srv: httptest.NewServer(svc)}

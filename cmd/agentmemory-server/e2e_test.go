@@ -133,7 +133,7 @@ func runE2E(t *testing.T, environment map[string]string, script, pkg string) (ou
 	logs := newSyncBuffer()
 	listening := make(chan string, 1)
 	done := make(chan error, 1)
-	vars := map[string]string{"AGENTMEMORY_SERVER_KEYS": "e2e-key"}
+	vars := map[string]string{"AGENTMEMORY_SERVER_KEYS": "e2e-key-0123456789"}
 	for k, v := range environment {
 		vars[k] = v
 	}
@@ -151,7 +151,7 @@ func runE2E(t *testing.T, environment map[string]string, script, pkg string) (ou
 	defer ncancel()
 	cmd := exec.CommandContext(nctx, node, script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTMEMORY_E2E_ENDPOINT=https://"+addr, "AGENTMEMORY_E2E_KEY=e2e-key", "NODE_EXTRA_CA_CERTS="+certFile)
+	cmd.Env = append(os.Environ(), "AGENTMEMORY_E2E_ENDPOINT=https://"+addr, "AGENTMEMORY_E2E_KEY=e2e-key-0123456789", "NODE_EXTRA_CA_CERTS="+certFile)
 	raw, err := cmd.CombinedOutput()
 	t.Logf("%s:\n%s", script, raw)
 	if err != nil {

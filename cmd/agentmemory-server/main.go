@@ -3,7 +3,9 @@
 // official client — or curl — stores and searches long-term memory:
 //
 //	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
-//	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h]
+//	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h] [-allowed-origins https://app.example,...]
+//	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512]
+//	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
 //
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
@@ -21,8 +23,14 @@
 // the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
 // followed by memory store names (space-separated) is limited to those
 // stores, and gets 403 for any other. Clients send a key as
-// "Authorization: Bearer <key>" or "api-key: <key>". With no
-// key configured the server listens on loopback only and says so. /healthz
+// "Authorization: Bearer <key>" or "api-key: <key>"; a key has 16 bytes
+// at least. With no key configured the server listens on loopback only
+// (a host name of -addr must resolve to loopback addresses only), answers
+// only requests addressed to a loopback Host, and says so. Cross-origin
+// writes from web pages are refused unless their origin is in
+// -allowed-origins (or AGENTMEMORY_SERVER_ALLOWED_ORIGINS); each key has
+// its request rate limit (-rate-limit, -rate-burst; 429 with
+// Retry-After), and connections their cap and timeouts. /healthz
 // and /readyz need no key. The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
 // proxy, with -trust-forwarded so that the address clients poll is the
@@ -93,28 +101,6 @@ func keys(lookup func(string) (string, bool)) ([]memoryservice.APIKey, error) {
 	return out, nil
 }
 
-// listenAddr returns where to listen: addr as given with keys; without
-// keys only a loopback address (an empty host becomes 127.0.0.1).
-func listenAddr(addr string, haveKeys bool) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("-addr %q: %w", addr, err)
-	}
-	if haveKeys {
-		return addr, nil
-	}
-	if host == "" {
-		return net.JoinHostPort("127.0.0.1", port), nil
-	}
-	if host == "localhost" {
-		return addr, nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return addr, nil
-	}
-	return "", fmt.Errorf("-addr %q: without an API key (AGENTMEMORY_SERVER_KEYS or AGENTMEMORY_SERVER_KEYS_FILE) the server listens on loopback only", addr)
-}
-
 // run serves until ctx ends. listening, if not nil, receives the address
 // once the server accepts connections.
 func run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer, listening chan<- string) error {
@@ -129,8 +115,19 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy that sets them: take the public scheme and host of Operation-Location from the Forwarded or X-Forwarded-Proto/-Host headers (never read otherwise)")
 	sweep := fs.Duration("sweep-interval", memoryservice.DefaultSweepInterval, "how often memories past their store's default_ttl_seconds, and update records past -update-retention, are deleted")
 	retention := fs.Duration("update-retention", memoryservice.DefaultUpdateRetention, "how long a finished update's record stays readable by its poller")
+	originsDefault, _ := lookup("AGENTMEMORY_SERVER_ALLOWED_ORIGINS")
+	origins := fs.String("allowed-origins", originsDefault, "comma-separated web origins (https://app.example) whose pages may call the server from a browser (default $AGENTMEMORY_SERVER_ALLOWED_ORIGINS)")
+	rate := fs.Float64("rate-limit", memoryservice.DefaultRateLimit, "requests a second per API key (without keys: for all requests); negative for no limit")
+	burst := fs.Int("rate-burst", memoryservice.DefaultRateBurst, "requests per API key in a burst above -rate-limit")
+	limits := connFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if err := limits.check(); err != nil {
+		return err
+	}
+	if *rate == 0 || *burst <= 0 {
+		return errors.New("-rate-limit must not be 0 (negative for no limit) and -rate-burst must be positive")
 	}
 	if *sweep <= 0 || *retention <= 0 {
 		return errors.New("-sweep-interval and -update-retention must be positive")
@@ -148,7 +145,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	where, err := listenAddr(*addr, len(ks) > 0)
+	where, err := listenAddr(ctx, *addr, len(ks) > 0, net.DefaultResolver.LookupIPAddr)
 	if err != nil {
 		return err
 	}
@@ -181,23 +178,26 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	defer st.Close()
 	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
-		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey})
+		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey,
+		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", where)
+	tcp, err := net.Listen("tcp", where)
 	if err != nil {
 		_ = svc.Close(context.Background())
 		return err
 	}
+	ln := newLimitListener(tcp, limits.maxConns)
 	if m.Offline {
 		logger.Warn("agentmemory-server: no model configured: running offline (no LLM: deterministic rules, lexical embedder) whatever models a memory store names; set OPENAI_API_KEY, OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT for a real model")
 	}
 	if len(ks) == 0 {
 		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")
 	}
-	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
-	srv := &http.Server{Handler: svc, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "max_conns", limits.maxConns, "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
+	srv := &http.Server{Handler: svc, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	limits.apply(srv)
 	served := make(chan error, 1)
 	go func() {
 		if *tlsCert != "" {
@@ -227,4 +227,15 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	logger.Info("agentmemory-server: stopped")
 	return nil
+}
+
+// splitList reads a comma-separated list, dropping empty entries.
+func splitList(v string) []string {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }

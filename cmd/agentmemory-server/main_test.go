@@ -25,20 +25,6 @@ func env(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-func TestListenAddr(t *testing.T) {
-	got, err := listenAddr(":8080", false)
-	require.NoError(t, err)
-	assert.Equal(t, "127.0.0.1:8080", got, "no key: loopback only")
-	_, err = listenAddr("0.0.0.0:8080", false)
-	assert.ErrorContains(t, err, "loopback only")
-	got, err = listenAddr("[::1]:9", false)
-	require.NoError(t, err)
-	assert.Equal(t, "[::1]:9", got)
-	got, err = listenAddr(":8080", true)
-	require.NoError(t, err)
-	assert.Equal(t, ":8080", got, "with keys: as given")
-}
-
 func TestKeys(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "keys")
 	require.NoError(t, os.WriteFile(file, []byte("# comment\nfile-key\n\nlimited-key alpha beta\n"), 0o600))
@@ -81,6 +67,9 @@ func call(t *testing.T, method, url, key string, body any) (int, map[string]any)
 	if key != "" {
 		req.Header.Set("api-key", key)
 	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -92,12 +81,12 @@ func call(t *testing.T, method, url, key string, body any) (int, map[string]any)
 var storeBody = map[string]any{"name": "support", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e"}}
 
 func TestServeAndDrain(t *testing.T) {
-	base, logs, stop := serveOn(t, env(map[string]string{"AGENTMEMORY_SERVER_KEYS": "secret"}))
+	base, logs, stop := serveOn(t, env(map[string]string{"AGENTMEMORY_SERVER_KEYS": "serve-and-drain-key"}))
 	code, _ := call(t, "GET", base+"/healthz", "", nil)
 	assert.Equal(t, http.StatusOK, code)
 	code, _ = call(t, "POST", base+"/memory_stores?api-version=v1", "", storeBody)
 	assert.Equal(t, http.StatusUnauthorized, code)
-	code, out := call(t, "POST", base+"/memory_stores?api-version=v1", "secret", storeBody)
+	code, out := call(t, "POST", base+"/memory_stores?api-version=v1", "serve-and-drain-key", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	require.NoError(t, stop())
 	assert.Contains(t, logs.String(), "running offline", "the offline models are said at start")

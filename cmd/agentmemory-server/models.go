@@ -25,7 +25,9 @@ const probeTimeout = 30 * time.Second
 // process with a tiny request, and an embedding model of another name is
 // asked its vector length (its native one: OPENAI_EMBEDDING_DIMENSIONS
 // applies to the environment's model only); a 404 (an unknown model or
-// Azure deployment) is memoryservice.ErrUnknownModel.
+// Azure deployment) is memoryservice.ErrUnknownModel, and a check that
+// fails otherwise is an error (a 503 at store creation) and is not kept:
+// the next use of the name checks it again.
 type endpointModels struct {
 	env *openai.Clients
 	log *slog.Logger
@@ -96,11 +98,8 @@ func (m *endpointModels) Chat(ctx context.Context, name string) (agent.ChatClien
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		_, err = nc.Complete(pctx, &agent.ChatRequest{Messages: []agent.Message{agent.UserText("Reply with OK.")}, MaxTokens: 16})
 		cancel()
-		if errors.Is(err, openai.ErrNotFound) {
+		if err != nil { // a 404 is an unknown model; any other failure is not kept, and checked again next time
 			return nil, unknown(err)
-		}
-		if err != nil { // not an answer about the name: the store's work will say more
-			m.log.WarnContext(ctx, "agentmemory-server: chat model not checked", "chat_model", name, "err", err)
 		}
 		return nc, nil
 	})
