@@ -13,6 +13,7 @@ import (
 
 	"modernc.org/libc"
 
+	"github.com/agentmemory/agentmemory/internal/topk"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -338,15 +339,15 @@ func (x *textIndex) rank(sc *scores, f *filter, ph []phrase, k int) (_ []store.S
 			x.add(sc, &ph[i], idf[i], avgdl)
 		}
 	}
-	h := make(scoredMinHeap, 0, k+1)
+	h := newTop(k)
 	for _, slot := range sc.touched {
 		d := &x.docs[slot]
 		if !f.match(&d.row) {
 			continue
 		}
-		h.offer(store.Scored{ID: d.row.id, Score: sc.s[slot]}, k)
+		h.Offer(store.Scored{ID: d.row.id, Score: sc.s[slot]})
 	}
-	return h.sorted(), false
+	return h.Sorted(), false
 }
 
 // rankSkipping is rank without walking the floored phrases, or ok false
@@ -364,22 +365,22 @@ func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float
 	const slack = 1e-7
 	// The k-th best partial score among matching documents, if above the
 	// bound: a min-heap of the k best.
-	top := make(floatMinHeap, 0, k+1)
+	top := topk.New(k, lessFloat)
 	for _, slot := range sc.touched {
 		p := sc.s[slot]
-		if p <= bound+slack || (len(top) == k && p <= top[0]) {
+		if p <= bound+slack || (top.Full() && p <= top.Min()) {
 			continue
 		}
 		if !f.match(&x.docs[slot].row) {
 			continue
 		}
-		top.offer(p, k)
+		top.Offer(p)
 	}
-	if len(top) < k {
+	if !top.Full() {
 		return nil, false
 	}
-	cut := top[0] - bound - slack
-	h := make(scoredMinHeap, 0, k+1)
+	cut := top.Min() - bound - slack
+	h := newTop(k)
 	for _, slot := range sc.touched {
 		if sc.s[slot] < cut {
 			continue
@@ -397,55 +398,12 @@ func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float
 				s = s + bm25Term(idf[i], tf, d.length, avgdl)
 			}
 		}
-		h.offer(store.Scored{ID: d.row.id, Score: s}, k)
+		h.Offer(store.Scored{ID: d.row.id, Score: s})
 	}
-	return h.sorted(), true
+	return h.Sorted(), true
 }
 
-// floatMinHeap keeps the k largest values, the smallest at the root.
-type floatMinHeap []float64
-
-func (h *floatMinHeap) offer(v float64, k int) {
-	a := *h
-	if len(a) == k {
-		if v <= a[0] {
-			return
-		}
-		a[0] = v
-		// down
-		for i := 0; ; {
-			l := 2*i + 1
-			if l >= len(a) {
-				break
-			}
-			m := l
-			if r := l + 1; r < len(a) && a[r] < a[l] {
-				m = r
-			}
-			if a[m] >= a[i] {
-				break
-			}
-			a[i], a[m] = a[m], a[i]
-			i = m
-		}
-		return
-	}
-	a = append(a, v)
-	for i := len(a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if a[i] >= a[p] {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-	*h = a
-}
-
-// scoredMinHeap keeps the k best Scored (higher score, then lower id), the
-// worst at the root.
-type scoredMinHeap []store.Scored
-
+// worse reports whether a ranks below b: a lower score, then a higher id.
 func worse(a, b store.Scored) bool {
 	if a.Score != b.Score {
 		return a.Score < b.Score
@@ -453,63 +411,11 @@ func worse(a, b store.Scored) bool {
 	return a.ID > b.ID
 }
 
-func (h *scoredMinHeap) offer(s store.Scored, k int) {
-	if len(*h) == k {
-		if !worse((*h)[0], s) {
-			return
-		}
-		(*h)[0] = s
-		h.down(0)
-		return
-	}
-	*h = append(*h, s)
-	// up
-	a := *h
-	i := len(a) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !worse(a[i], a[p]) {
-			break
-		}
-		a[i], a[p] = a[p], a[i]
-		i = p
-	}
-}
+// newTop returns a heap keeping the k best results.
+func newTop(k int) *topk.Heap[store.Scored] { return topk.New(k, worse) }
 
-func (h scoredMinHeap) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && worse(h[r], h[l]) {
-			m = r
-		}
-		if !worse(h[m], h[i]) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-// sorted empties the heap into a slice, best first.
-func (h scoredMinHeap) sorted() []store.Scored {
-	if len(h) == 0 {
-		return nil
-	}
-	out := make([]store.Scored, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		h.down(0)
-	}
-	return out
-}
+// lessFloat orders floats as <.
+func lessFloat(a, b float64) bool { return a < b }
 
 // withTokenizer runs fn with the connection's temporary tokenizer table
 // ready and empty, and empties it afterwards.
