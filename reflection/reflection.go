@@ -49,7 +49,7 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// Defaults for zero Config fields (seed design values).
+// Defaults for zero Config fields.
 const (
 	DefaultMinConfidence  = prompts.MinConfidence // 0.7
 	DefaultAggregateAfter = 3
@@ -76,7 +76,7 @@ var ErrSessionActive = errors.New("reflection: session not completed")
 // Config configures a Reflector. Chat and Embedder are required; every
 // other zero field takes its documented default.
 type Config struct {
-	// Chat is the model that reflects (the design uses the main model).
+	// Chat is the model that reflects: the main model, for its judgement.
 	Chat agent.ChatClient
 	// Embedder embeds insights and the profile.
 	Embedder embed.Embedder
