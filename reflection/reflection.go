@@ -1,33 +1,3 @@
-// Package reflection turns finished conversations into lasting memory
-// about a user:
-//
-//   - session reflection (ReflectSession, ReflectPending) reads a completed
-//     session's interactions and stores what it reveals about the user as
-//     session insights, each with a category, a confidence, an importance
-//     and its provenance (sessions and interactions), or marks the session
-//     "no-insight". No-insight sessions are kept and, once
-//     Config.AggregateAfter of them have gathered, reflected on together:
-//     small talk spread over several sessions can add up to something;
-//   - long-term reflection (ReflectLongTerm) folds the insights not yet
-//     processed into the user's one profile document (id
-//     store.LongTermID), which every new session's initialization block
-//     shows first;
-//   - reconciliation (Reconcile) shows the model the user's recent insights
-//     together and acts on what it finds: duplicates are merged into one
-//     new insight, contradictions keep the most recent. The losers are
-//     soft-deleted (store.Store.SupersedeInsight) with the reason and the
-//     winner's id, so an audit read still shows everything that ever
-//     applied to the user.
-//
-// Every call is scoped to one user, and reflection is idempotent: insight
-// ids are derived from the user, the sessions and the text, so a retried
-// reflection rewrites the same documents; a session already reflected is
-// skipped. Model output is untrusted: it is parsed by the prompts package,
-// which keeps only insights of the configured categories and only the
-// labels the prompt showed.
-//
-// The Reflector makes model calls synchronously; provider.MemoryProvider
-// runs them on its background queue.
 package reflection
 
 import (
