@@ -2,14 +2,20 @@
 // Protocol (github.com/modelcontextprotocol/go-sdk), so that any MCP client
 // — a desktop assistant, an IDE agent, another framework — can read and
 // write the same long-term memory as a Go agent wrapped with
-// provider.MemoryProvider.
+// provider.MemoryProvider. [New] makes the server; cmd/agentmemory-mcp
+// runs it on standard input and output.
+//
+// # One user
 //
 // A server is bound to one user (Config.UserID). No tool takes a user id:
 // whatever a client sends, it reaches that user's memory and no other.
 // Session and insight ids a client sends are looked up within that user
 // only, so another user's id is simply not found.
 //
-// Tools (the last five are left out with Config.ReadOnly):
+// # Tools
+//
+// The first four read; the others write, and are left out with
+// Config.ReadOnly:
 //
 //   - retrieve_user_facts(query): cited facts from the whole memory, as the
 //     provider's tool answers them (the mini-agent when a model is
@@ -34,6 +40,8 @@
 //
 // Each forget tool answers with its receipt (what was deleted and
 // rewritten, and the deletion-log record); see provider.Receipt.
+//
+// # Bounds and annotations
 //
 // Every tool advertises its bounds in its input schema (string lengths,
 // top_k's range, the document kinds and insight categories) and holds to
