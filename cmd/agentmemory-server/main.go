@@ -5,6 +5,8 @@
 //	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
 //	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h]
 //
+// # Memory and models
+//
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
 // credentials come from the environment as for the demo and
@@ -14,8 +16,12 @@
 // "no LLM" client and the lexical embedder, which the server says at
 // start.
 //
+// # MCP
+//
 // The MCP tools of package mcpserver are served for one scope of a memory
 // store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
+//
+// # Keys
 //
 // API keys come from AGENTMEMORY_SERVER_KEYS (comma-separated) and from
 // the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
@@ -23,7 +29,11 @@
 // stores, and gets 403 for any other. Clients send a key as
 // "Authorization: Bearer <key>" or "api-key: <key>". With no
 // key configured the server listens on loopback only and says so. /healthz
-// and /readyz need no key. The official Azure SDKs send a Bearer token
+// and /readyz need no key.
+//
+// # TLS and shutdown
+//
+// The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
 // proxy, with -trust-forwarded so that the address clients poll is the
 // proxy's) for them. SIGINT or SIGTERM drains: no new requests,
