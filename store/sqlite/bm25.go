@@ -197,17 +197,3 @@ func (x *textIndex) rankSkipping(sc *scores, f *filter, ph []phrase, idf []float
 	}
 	return h.Sorted(), true
 }
-
-// worse reports whether a ranks below b: a lower score, then a higher id.
-func worse(a, b store.Scored) bool {
-	if a.Score != b.Score {
-		return a.Score < b.Score
-	}
-	return a.ID > b.ID
-}
-
-// newTop returns a heap keeping the k best results.
-func newTop(k int) *topk.Heap[store.Scored] { return topk.New(k, worse) }
-
-// lessFloat orders floats as <.
-func lessFloat(a, b float64) bool { return a < b }
