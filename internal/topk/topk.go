@@ -1,5 +1,5 @@
 // Package topk keeps the k greatest values of a stream: the ranking step of
-// every search, which sees many candidates and returns the best few.
+// a search, which sees many candidates and returns the best few.
 //
 // A [Heap] holds at most k values in a min-heap under a less function, so
 // the least kept value — the cut-off a new value must beat — is at hand in
