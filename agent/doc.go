@@ -1,7 +1,10 @@
-// Package agent is a small Go rendering of Microsoft Agent Framework's chat
-// agent: messages, tools, a model-agnostic ChatClient, a Session that
-// survives restarts, and ContextProviders whose Invoking and Invoked hooks
-// run around every agent run.
+// Package agent runs a chat agent — a model answering a conversation, with
+// tools it may call — in the shape of Microsoft Agent Framework's: messages,
+// tools, a model-agnostic ChatClient, a Session that survives restarts, and
+// ContextProviders whose Invoking and Invoked hooks run around every agent
+// run. Long-term memory (package provider) is one such ContextProvider.
+//
+// # A run
 //
 // A run goes like this:
 //
@@ -17,6 +20,8 @@
 //     model sees, not a failed run.
 //  4. Every provider's Invoked hook is called with the input, the messages
 //     the run produced and the run's error, if any.
+//
+// # Failures
 //
 // A provider that fails is logged with log/slog and the run continues
 // without its contribution: memory and other context are enhancements, never

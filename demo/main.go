@@ -1,5 +1,9 @@
 // Command demo runs a financial advisor with long-term memory on the
-// embedded default: one SQLite file, no keys, no network.
+// embedded default: one SQLite file, no keys, no network. Run it with
+//
+//	go run ./demo [-scenario N] [-offline] [-db file] [-v]
+//
+// # Models
 //
 // With no model configured it uses llm/offline, the deterministic "no LLM"
 // client, for memory's own work (metadata, summaries, reflection) and the
@@ -12,8 +16,10 @@
 // OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT set (see README) that model
 // writes the replies and calls the tools.
 //
-// It plays the three scenarios of the design, each with a heading, the
-// claim it demonstrates, and the evidence:
+// # Scenarios
+//
+// It plays three scenarios, each with a heading, the claim it
+// demonstrates, and the evidence:
 //
 //  1. long context with memory retrieval: a past conversation of 24 turns
 //     is imported and ended (pruned into interaction documents with

@@ -1,5 +1,8 @@
 // Package erasure keeps the deletion log: a tamper-evident record of what
-// every forget call removed, when and why, without the removed content.
+// every forget call removed, when and why, without the removed content, so
+// that a deletion can be proved later without keeping what was deleted.
+//
+// # The chain
 //
 // Each record carries the hash of the one before it, so altering, removing
 // or reordering a record breaks the chain at that point, and Verify names
@@ -11,6 +14,8 @@
 // still proves that the deletion happened, and someone who holds the key
 // and is given the user id can match it, but the log alone does not name
 // the user.
+//
+// # Keys
 //
 // The log lives in the store (store.DeletionLog), beside the users' data.
 // Its key is Config.Key when set (the keyed hashes are then as secret as

@@ -1,23 +1,3 @@
-// Package keeper is the current memory keeper: it holds one session's live
-// memory, the session initialization block, the k-turn buffer and the
-// cumulative summary, and prunes old turns into searchable interaction
-// documents.
-//
-// Every turn is stored at once as its own record (store.AppendTurn,
-// numbered by the store, idempotent by turn id), so a crash or restart
-// loses nothing and any number of processes may write one session: Open on
-// the same session id resumes where the last acknowledged turn left off.
-// The session document holds only small state (the cumulative summary,
-// how far pruning has gone). When K turns have accumulated past the last
-// prune, Prune flattens them into one store.Interaction (id derived from
-// the session and the chunk's first turn, so a retried or resumed prune
-// replaces instead of duplicating) with its LLM metadata and vectors,
-// folds them into the cumulative summary, and keeps the last ActiveTurns
-// turns in context. End prunes what is left and writes the session
-// summary; ForcePrune and End store a chunk even when the model fails.
-//
-// The keeper makes model calls synchronously; the provider package runs
-// them off the hot path.
 package keeper
 
 import (
@@ -34,7 +14,7 @@ import (
 	"github.com/agentmemory/agentmemory/tokens"
 )
 
-// Defaults for zero Config fields (seed design values).
+// Defaults for zero Config fields.
 const (
 	DefaultK              = 10
 	DefaultActiveTurns    = 5

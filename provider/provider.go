@@ -1,25 +1,3 @@
-// Package provider is agentmemory's agent.ContextProvider: MemoryProvider
-// gives an agent long-term memory.
-//
-// Before each run (Invoking) it injects the session's memory — the session
-// initialization block (long-term profile, recent session summaries), the
-// cumulative summary, fenced and labelled as data, and the active turns as
-// conversation messages — within a token budget, and keeps a manifest of
-// exactly what it injected. It also reaches the user's whole memory
-// (package retrieval): on demand through the retrieve_user_facts tool (the
-// default), automatically for every user message that passes the
-// pre-filter, or both (Config.Retrieval). After each run (Invoked) it stores the turn
-// durably and returns; model work (interaction metadata, summaries) runs on
-// a bounded background queue with retries, which Flush waits for and Close
-// drains. A background job runs with the values (not the cancellation) of
-// the context of the call that queued it, so a usage.Meter or a trace in
-// it follows the work.
-//
-// A failing store or model never fails a run: the provider logs the error
-// (log/slog) and the run goes on without that memory.
-//
-// One provider serves many users: a session's user is the agent session's
-// UserID, or Config.UserID when the session has none.
 package provider
 
 import (
@@ -103,7 +81,8 @@ const (
 	DefaultRetryBackoff = 500 * time.Millisecond
 	DefaultWriteTimeout = 30 * time.Second
 	DefaultMaxLive      = 10000
-	// DefaultReconcileEvery is seed 000's DEDUP_EVERY_N.
+	// DefaultReconcileEvery is how many session reflections that stored
+	// insights pass between two reconciliations of a user's insights.
 	DefaultReconcileEvery = 5
 )
 
@@ -175,19 +154,18 @@ type Config struct {
 	Reflection ReflectionTrigger
 	// ReflectionConfig tunes reflection (categories, confidence threshold,
 	// aggregation, reconcile pool…). Its Chat defaults to the provider's
-	// Chat (the design reflects with the main model), its Embedder,
+	// Chat (reflection needs the main model's judgement), its Embedder,
 	// Prompts, Logger and Now to the provider's.
 	ReflectionConfig reflection.Config
 	// ProfileEvery updates the long-term profile (ReflectLongTerm) after
 	// every ProfileEvery session reflections of a user that stored
-	// insights, with ReflectOnEnd. Zero means never automatically (the
-	// design's default: the profile is updated on demand, through
-	// Reflector).
+	// insights, with ReflectOnEnd. Zero means never automatically: the
+	// profile is updated on demand, through Reflector.
 	ProfileEvery int
 	// ExtractEvery extracts insights from a session every ExtractEvery
 	// turns, as its turns are pruned (reflection.ExtractSession), whatever
 	// Reflection says: a long session yields insights before it ends, and
-	// its end reads only the rest. Zero means never (seed 000's default).
+	// its end reads only the rest. Zero means never.
 	ExtractEvery int
 	// ReconcileEvery reconciles a user's insights (Reconcile) after every
 	// ReconcileEvery session reflections of theirs that stored insights,

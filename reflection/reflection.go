@@ -1,33 +1,3 @@
-// Package reflection turns finished conversations into lasting memory
-// about a user:
-//
-//   - session reflection (ReflectSession, ReflectPending) reads a completed
-//     session's interactions and stores what it reveals about the user as
-//     session insights, each with a category, a confidence, an importance
-//     and its provenance (sessions and interactions), or marks the session
-//     "no-insight". No-insight sessions are kept and, once
-//     Config.AggregateAfter of them have gathered, reflected on together:
-//     small talk spread over several sessions can add up to something;
-//   - long-term reflection (ReflectLongTerm) folds the insights not yet
-//     processed into the user's one profile document (id
-//     store.LongTermID), which every new session's initialization block
-//     shows first;
-//   - reconciliation (Reconcile) shows the model the user's recent insights
-//     together and acts on what it finds: duplicates are merged into one
-//     new insight, contradictions keep the most recent. The losers are
-//     soft-deleted (store.Insights.SupersedeInsight) with the reason and the
-//     winner's id, so an audit read still shows everything that ever
-//     applied to the user.
-//
-// Every call is scoped to one user, and reflection is idempotent: insight
-// ids are derived from the user, the sessions and the text, so a retried
-// reflection rewrites the same documents; a session already reflected is
-// skipped. Model output is untrusted: it is parsed by the prompts package,
-// which keeps only insights of the configured categories and only the
-// labels the prompt showed.
-//
-// The Reflector makes model calls synchronously; provider.MemoryProvider
-// runs them on its background queue.
 package reflection
 
 import (
@@ -49,7 +19,7 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// Defaults for zero Config fields (seed design values).
+// Defaults for zero Config fields.
 const (
 	DefaultMinConfidence  = prompts.MinConfidence // 0.7
 	DefaultAggregateAfter = 3
@@ -76,7 +46,7 @@ var ErrSessionActive = errors.New("reflection: session not completed")
 // Config configures a Reflector. Chat and Embedder are required; every
 // other zero field takes its documented default.
 type Config struct {
-	// Chat is the model that reflects (the design uses the main model).
+	// Chat is the model that reflects: the main model, for its judgement.
 	Chat agent.ChatClient
 	// Embedder embeds insights and the profile.
 	Embedder embed.Embedder
@@ -115,24 +85,6 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Store is what a Reflector needs of a store.Store: the user state that
-// holds the lease (lease.Store), the sessions and interactions it reflects
-// on, and the insights it stores, supersedes and folds into the profile.
-// It searches nothing.
-type Store interface {
-	lease.Store
-	GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error)
-	PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error
-	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error)
-	ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error)
-	PutInsight(ctx context.Context, userID string, doc *store.Insight) error
-	GetInsight(ctx context.Context, userID, id string) (*store.Insight, error)
-	ListInsights(ctx context.Context, userID string, f store.InsightFilter) ([]*store.Insight, error)
-	FindInsightByHash(ctx context.Context, userID, hash string) (*store.Insight, error)
-	SupersedeInsight(ctx context.Context, userID, id string, s store.Supersession) error
-	DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error
-}
-
 // Reflector runs reflection on a store. It is safe for concurrent use:
 // calls for one user run one at a time (each reads, then writes), calls
 // for different users run in parallel. Across Reflectors — other
@@ -140,7 +92,7 @@ type Store interface {
 // the user's lease in the store (package lease), waiting while another
 // holds it, so their calls for one user never interleave either.
 type Reflector struct {
-	st    Store
+	st    store.Store
 	cfg   Config
 	users userLocks
 	owner string // this Reflector's name on the leases it takes
@@ -200,7 +152,7 @@ func (l *userLocks) lock(userID string) (unlock func()) {
 // New returns a Reflector on st. It fails when st, Chat or Embedder is
 // missing, a category name is not a lower-case identifier or repeated, or
 // a number is out of range.
-func New(st Store, cfg Config) (*Reflector, error) {
+func New(st store.Store, cfg Config) (*Reflector, error) {
 	switch {
 	case st == nil:
 		return nil, errors.New("reflection: nil store")

@@ -79,8 +79,8 @@ func (r *Reflector) pendingSession(ctx context.Context, userID, sessionID string
 // reads only what is left (and marks the session processed if any
 // extraction found an insight). With nothing new it asks no model and
 // reports Skipped; so it does for a completed session already reflected
-// on. This is seed 000's fact extraction every N turns: a long session
-// yields insights before it ends.
+// on. Called every few turns (provider.Config.ExtractEvery), it lets a
+// long session yield insights before it ends.
 func (r *Reflector) ExtractSession(ctx context.Context, userID, sessionID string) (*SessionResult, error) {
 	unlock, err := r.lock(ctx, userID)
 	if err != nil {

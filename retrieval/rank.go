@@ -32,10 +32,8 @@ import (
 // matches that are not close out of the sum, on any embedder's scale.
 //
 // rankVectorWeight is not measured with a semantic embedder (none runs
-// offline). With the lexical embedder (affine-wrapped so that its vector
-// leg runs) every weight tried lowered recall_all@5 on LoCoMo, 0.796
-// without the leg: 0.05 0.792, 0.25 0.787, 0.5 0.762, 1 0.736 (and its
-// candidates at weight 0, 0.796, added nothing). So a lexical embedder has no
+// offline). With the lexical embedder every weight tried lowered recall on
+// LoCoMo (the figures are in CHANGELOG.md), so a lexical embedder has no
 // vector leg (embed.IsLexical), and the weight is set at half the text
 // leg's for embedders whose vectors carry meaning the words do not.
 //
@@ -43,13 +41,12 @@ import (
 // found in the document's content, summary, topics and entities, each
 // weighted by its rarity among the candidates (log(1 + n/(1+df))): BM25
 // over OR-ed words lets a document that repeats one word outrank one that
-// holds them all. Two refinements of its terms (measured together, +0.004
-// recall_all@5 on LoCoMo, 0.791 → 0.795; each alone 0 and +0.001, so
-// within the noise of a few questions either way):
+// holds them all. Two refinements of its terms (each within the noise of
+// a few questions alone, a small gain together; see CHANGELOG.md):
 //   - the asking word of an interrogative phrase ("how many", "how long",
 //     "what kind of", "in what ways") is no term: it names the form of the
 //     answer, which the conversation does not repeat. The full-text leg
-//     keeps it (dropping it there too measured -0.004);
+//     keeps it (dropping it there too lowered recall);
 //   - lexis.Terms brings irregular inflections to their base form, so the
 //     "did win" of a question meets the "won" of the conversation.
 //
@@ -61,13 +58,11 @@ import (
 // one store.ChunkID names for the turn after its last) joins the ranking,
 // if it is no candidate already, at rankFollowWeight times the score of
 // the result it follows: after it, and ahead of what scores less than
-// that. Measured on LoCoMo (recall_all@5): 0.3 0.787, 0.4 0.788, 0.5
-// 0.780, 0.7 0.774, 0.85 0.764, against 0.782 without; single-hop 0.940 →
-// 0.952, recall_any@5 0.905 → 0.912. A higher weight lets the follow-ons
-// push the second chunk of two-chunk answers out of the top five; raising
-// the score of a follow-on that is a candidate already lowered recall
-// (0.779 at 0.1 of the leader's score). The previous chunk as well
-// measured the same, so it is not read.
+// that. On LoCoMo 0.4 gave the best recall of the weights tried (the
+// figures are in CHANGELOG.md). A higher weight lets the follow-ons push
+// the second chunk of two-chunk answers out of the top five; raising the
+// score of a follow-on that is a candidate already lowered recall. Adding
+// the previous chunk as well measured the same, so it is not read.
 //
 // A query that names a date or a range of dates ("on 9 November, 2022",
 // "in March 2024", "in 2023", "between August 11 and August 15, 2023")

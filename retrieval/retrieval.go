@@ -1,23 +1,3 @@
-// Package retrieval is contextual fact retrieval: it finds what memory holds
-// about a user for a query, across interactions, insights and session
-// summaries.
-//
-// Two modes answer a query:
-//
-//   - Direct: the three searches (full text, and vectors unless the
-//     embedder is lexical), scored with vector relevance relative to the
-//     query's own similarities (never an absolute cosine), fused and
-//     formatted with citations. No model is involved; it is the default
-//     when no model is configured, the fast path when one is, and what
-//     retrieve_user_facts answers with when the mini-agent overruns its
-//     budget or fails.
-//   - Mini-agent: a small agent on Config.Mini with three search tools
-//     (search_interactions, search_insights, search_session_summaries)
-//     decides what to search, may search several times, and writes a
-//     compact answer citing each fact's document id and date.
-//
-// Every search is scoped to one user, fixed when the tool or call is made:
-// no argument a model supplies can name another user.
 package retrieval
 
 import (

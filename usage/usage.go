@@ -2,12 +2,16 @@
 // spend, however many goroutines and background jobs the operation's work
 // passes through.
 //
+// # Meters
+//
 // The model clients of a memory service are shared by every user and every
 // request, so their own counters cannot say what one request cost. A Meter
 // is carried in the context.Context instead: WithMeter attaches it, and the
 // clients wrapped by Chat and Embedder add to the Meter of the context each
 // call receives. Work queued for later keeps the Meter as long as it keeps
 // the context's values (package provider's background jobs do).
+//
+// # What counts
 //
 // Chat counts what each response's agent.Usage reports (the offline client
 // of llm/offline reports word counts, an estimate). Embedder counts what

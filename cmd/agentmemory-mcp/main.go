@@ -4,17 +4,23 @@
 //
 //	go run ./cmd/agentmemory-mcp -user dana [-db agentmemory.db] [-read-only] [-offline]
 //
+// # Memory and models
+//
 // Memory lives in the SQLite file -db (created if missing, in a directory
 // that must exist), or in Azure Cosmos DB when
 // AZURE_COSMOS_ENDPOINT is set; the model and embedder come from the
 // environment as for the demo (OPENAI_API_KEY, OPENAI_BASE_URL or
 // AZURE_OPENAI_ENDPOINT; see README), and without them from the offline
 // "no LLM" client and the lexical embedder. The tools are those of package
-// mcpserver, bound to -user. A session recorded with record_turn ends with
-// end_session, or after 30 minutes without a turn while the server runs;
+// mcpserver, bound to -user.
+//
+// # Sessions
+//
+// A session recorded with record_turn ends with end_session, or after 30 minutes without a turn while the server runs;
 // insights are extracted every 20 turns in any case, so a client that
-// never ends its sessions still builds the user's insights. Logs go to
-// standard error: standard output carries the protocol.
+// never ends its sessions still builds the user's insights.
+//
+// Logs go to standard error: standard output carries the protocol.
 package main
 
 import (

@@ -7,6 +7,8 @@
 //	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512]
 //	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
 //
+// # Memory and models
+//
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
 // credentials come from the environment as for the demo and
@@ -16,8 +18,12 @@
 // "no LLM" client and the lexical embedder, which the server says at
 // start.
 //
+// # MCP
+//
 // The MCP tools of package mcpserver are served for one scope of a memory
 // store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
+//
+// # Keys
 //
 // API keys come from AGENTMEMORY_SERVER_KEYS (comma-separated) and from
 // the file named by AGENTMEMORY_SERVER_KEYS_FILE (one key a line); a key
@@ -31,7 +37,11 @@
 // -allowed-origins (or AGENTMEMORY_SERVER_ALLOWED_ORIGINS); each key has
 // its request rate limit (-rate-limit, -rate-burst; 429 with
 // Retry-After), and connections their cap and timeouts. /healthz
-// and /readyz need no key. The official Azure SDKs send a Bearer token
+// and /readyz need no key.
+//
+// # TLS and shutdown
+//
+// The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
 // proxy, with -trust-forwarded so that the address clients poll is the
 // proxy's) for them. SIGINT or SIGTERM drains: no new requests,

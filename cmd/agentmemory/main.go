@@ -3,6 +3,8 @@
 //
 //	go run ./cmd/agentmemory check [-db FILE] [-json] [-calls 3] [-timeout 30s] [-offline] [-v]
 //
+// # check
+//
 // check reads the environment the demo reads (the models: OPENAI_API_KEY,
 // OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT and the variables beside them;
 // the store: AZURE_COSMOS_ENDPOINT, else the SQLite file -db) and reports,

@@ -1,6 +1,8 @@
 // Package adk gives an agent built with Google's Agent Development Kit for Go
 // (google.golang.org/adk) agentmemory's long-term memory.
 //
+// # Two hooks
+//
 // One Memory serves both of ADK's memory hooks:
 //
 //   - It is a memory.Service (the runner's Config.MemoryService, which
@@ -17,6 +19,8 @@
 //     as data) into the system instruction, replaces the session history
 //     with the budgeted active turns and offers the retrieve_user_facts tool;
 //     after the invocation it stores the turn.
+//
+// # Sessions
 //
 // EndSession ends a memory session: its summary is written and reflection
 // queued, as provider.MemoryProvider.EndSession does. Under

@@ -3,6 +3,8 @@
 //
 //	cos' = Floor + (1 − Floor)·cos
 //
+// # How
+//
 // Each vector v is normalised and extended by one constant dimension:
 // v' = (√(1−Floor)·v/‖v‖, √Floor). Then v'·w' = (1−Floor)·cos + Floor and
 // ‖v'‖ = 1, exactly (up to float32 rounding). Floor 0.15 moves the lexical
@@ -12,6 +14,8 @@
 // documents by similarity to a query is unchanged: what changes is only
 // the scale an absolute threshold would be read on. Retrieval must not
 // care; tests and the LoCoMo command (-cosine-floor) use this to prove it.
+//
+// # Lexical or not
 //
 // The wrapper does not report itself lexical (embed.Lexical), even around
 // embed/lexical: memory stores and searches its vectors, which is what it

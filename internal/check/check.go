@@ -2,6 +2,8 @@
 // environment configures will work for agentmemory, before memory depends
 // on them: it is the logic of `agentmemory check`.
 //
+// # What is checked
+//
 // For the chat model and the mini model it checks that each is reachable,
 // its latency (the p50 of a few calls), tool calling (a call, then the use
 // of its result), JSON mode (json_object) and structured output
@@ -18,6 +20,8 @@
 // Offline (no model configured) the models are the offline client, which
 // is not an LLM: its checks are skipped and the report says so; the
 // lexical embedder and the store are checked as usual.
+//
+// # Reports
 //
 // Run returns a Report; Report.Failed says whether any check failed, and
 // WriteText and the JSON encoding of the Report present it.

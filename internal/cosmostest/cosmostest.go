@@ -4,6 +4,8 @@
 // expressions, ORDER BY RANK RRF, OFFSET/LIMIT, partition-scoped queries and
 // 404s for missing items, on 127.0.0.1 over plain HTTP.
 //
+// # Use
+//
 // Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { cosmostest.Main(m) }
@@ -21,7 +23,9 @@
 // first such test of a binary gives the reason; the others refer to it.
 // CheckWithoutServer checks that a package's tests behave so.
 //
-// Environment: COSMOSTEST_NODE names the node binary (default: node on
+// # Environment
+//
+// COSMOSTEST_NODE names the node binary (default: node on
 // PATH); COSMOSTEST_SERVER_DIR the launcher directory (default:
 // internal/cosmostest/server under the module root, found by walking up from
 // the working directory to go.mod); COSMOSTEST_LOG=1 makes the launcher log

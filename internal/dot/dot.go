@@ -1,7 +1,9 @@
 // Package dot computes float32 dot products for vector search, in one fixed
 // summation order on every platform, with an AVX kernel on amd64.
 //
-// The order: the product of the components i of two vectors is added to
+// # Summation order
+//
+// The product of the components i of two vectors is added to
 // lane i mod Lanes of an accumulator (lanes in order of i), and the lanes
 // are then summed pairwise by halving: lane i += lane i+16, then i+8, i+4,
 // i+2 and i+1. Every product and every sum is a float32 operation rounded
@@ -10,9 +12,9 @@
 // the same inputs. Thirty-two lanes are four eight-float registers: enough
 // independent sums to keep the floating-point units busy.
 //
-// Acc exposes the lanes, so that a caller can stop a sum part way (a
-// pruned scan checks a bound after each block of components) and still
-// get exactly Dot's result when it goes on.
+// Acc exposes the lanes, so that a caller can stop a sum part way (to
+// check a bound after each block of components) and still get exactly
+// Dot's result when it goes on.
 package dot
 
 import "fmt"

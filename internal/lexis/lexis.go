@@ -3,6 +3,8 @@
 // English stemmer with a table of irregular inflections, an English
 // stopword list, sentence splitting and word-overlap ranking.
 //
+// # Words
+//
 // Everything here is lexical and deterministic: there is no language model,
 // no dictionary beyond the stopword list and the irregular forms, and no
 // locale. Words are maximal runs of Unicode letters, digits and combining
@@ -11,6 +13,8 @@
 // with unicode.ToLower (no NFKC folding). Scripts written without spaces (Chinese, Japanese, Thai) come
 // out as one long word per run, which callers compensate for with character
 // n-grams.
+//
+// # Allocation
 //
 // The low-level functions (NextWord, AppendNorm, Stem, IsStopwordBytes)
 // work on caller-owned buffers and do not allocate, so a hot loop such as

@@ -1,9 +1,8 @@
 package driver
 
 import (
-	"container/heap"
-
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/internal/topk"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -27,65 +26,44 @@ type Ranked struct {
 type VectorRanker struct {
 	query     []float32
 	queryNorm float32
-	k         int
 	min       float64
-	h         scoredHeap
+	h         *topk.Heap[Scored]
 }
 
 // NewVectorRanker returns a ranker keeping the k best candidates whose
 // cosine similarity to query is at least minSim.
 func NewVectorRanker(query []float32, k int, minSim float64) *VectorRanker {
-	return &VectorRanker{query: query, queryNorm: embed.Norm(query), k: k, min: minSim, h: make(scoredHeap, 0, k+1)}
+	return &VectorRanker{query: query, queryNorm: embed.Norm(query), min: minSim, h: topk.New(k, Below)}
 }
 
 // Add considers a candidate with vector v and its precomputed norm (pass
 // embed.Norm(v)); vectors of another length than the query are skipped.
 func (r *VectorRanker) Add(id string, v []float32, norm float32) {
-	if len(v) != len(r.query) || norm == 0 || r.queryNorm == 0 || r.k <= 0 {
+	if len(v) != len(r.query) || norm == 0 || r.queryNorm == 0 {
 		return
 	}
 	sim := float64(embed.Dot(r.query, v) / (norm * r.queryNorm))
 	if sim < r.min {
 		return
 	}
-	if len(r.h) == r.k {
-		worst := r.h[0]
-		if sim < worst.Score || (sim == worst.Score && id > worst.ID) {
-			return
-		}
-	}
-	heap.Push(&r.h, Scored{ID: id, Score: sim})
-	if len(r.h) > r.k {
-		heap.Pop(&r.h)
-	}
+	r.h.Offer(Scored{ID: id, Score: sim})
 }
 
 // Result returns the kept candidates, best first (ties by id).
 func (r *VectorRanker) Result() []Scored {
-	out := make([]Scored, len(r.h))
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&r.h).(Scored)
+	if out := r.h.Sorted(); out != nil {
+		return out
 	}
-	return out
+	return []Scored{}
 }
 
-// scoredHeap is a min-heap: the worst candidate on top.
-type scoredHeap []Scored
-
-func (h scoredHeap) Len() int { return len(h) }
-func (h scoredHeap) Less(i, j int) bool {
-	if h[i].Score != h[j].Score {
-		return h[i].Score < h[j].Score
+// Below reports whether a ranks below b: a lower score, or an equal score
+// and a greater id. Every ranking in Go orders its candidates so.
+func Below(a, b Scored) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
 	}
-	return h[i].ID > h[j].ID
-}
-func (h scoredHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *scoredHeap) Push(x any)   { *h = append(*h, x.(Scored)) }
-func (h *scoredHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.ID > b.ID
 }
 
 // Combine merges ranked legs into at most topK results: each vector leg and

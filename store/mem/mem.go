@@ -2,6 +2,8 @@
 // maps behind one read-write mutex, for tests, examples and short-lived
 // programs. Nothing is persisted.
 //
+// # Search
+//
 // It implements the whole portable contract of package store and passes
 // the conformance suite in store/storetest: vector legs rank by cosine
 // similarity with driver.VectorRanker, the full-text leg is BM25 (k1 = 1.2,

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/agentmemory/agentmemory/embed"
+	"github.com/agentmemory/agentmemory/internal/topk"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/driver"
 )
@@ -441,9 +442,9 @@ func (s *vecSet) rank(f *filter, slots []int, query []float32, k int, minSim flo
 // pruning: see the package doc).
 func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, k int, minSim float64) [][]driver.Scored {
 	legs := make([][]driver.Scored, len(slots))
-	heaps := make([]scoredMinHeap, len(slots))
+	heaps := make([]*topk.Heap[driver.Scored], len(slots))
 	for i := range heaps {
-		heaps[i] = make(scoredMinHeap, 0, k+1)
+		heaps[i] = newTop(k)
 	}
 	for i := range s.rows {
 		r := &s.rows[i]
@@ -459,11 +460,11 @@ func (s *vecSet) rankExact(f *filter, slots []int, query []float32, qn float32, 
 			if sim < minSim {
 				continue
 			}
-			heaps[j].offer(driver.Scored{ID: r.id, Score: sim}, k)
+			heaps[j].Offer(driver.Scored{ID: r.id, Score: sim})
 		}
 	}
 	for i := range heaps {
-		legs[i] = heaps[i].sorted()
+		legs[i] = heaps[i].Sorted()
 		if legs[i] == nil {
 			legs[i] = []driver.Scored{}
 		}

@@ -42,17 +42,11 @@
 // enclosing marks) is matched in memory on the documents holding all its
 // tokens, whose positions are read back from FTS5.
 //
-// Earlier versions ranked with bm25() over the whole table: every search
-// counted each query word's documents across all users, which walked the
-// word's postings for the whole file (65% of a text search at 10,000
-// documents, and growing with every other user's documents), and let
-// other users' documents change a user's scores. On LoCoMo, where five
-// conversations share one file, the table-wide statistics happened to
-// help: recall_all@5 0.796 with them, 0.782 with each user's own — exactly
-// what the table-wide version gets with each conversation alone in its
-// file (the same answer to every question), and a sixth user in the file
-// moved the table-wide figure to 0.792. The per-user statistics give
-// every user that single-user ranking whoever else is in the file.
+// Statistics over the whole table would make every search walk each
+// query word's postings for every user, and let other users' documents
+// change a user's scores; the per-user statistics give every user the
+// ranking it would get alone in the file, whoever else is in it (the
+// measurements are in CHANGELOG.md).
 //
 // A phrase in at least half of the user's documents has the idf floor and
 // adds at most 2.2e-6 to a score. When the other phrases alone give the
@@ -62,9 +56,7 @@
 // bound of the depth-th are scored in full, the floored phrases' counts
 // found by binary search. The result is the full computation's
 // (TestRankSkippingIsExact, and both ways run in TestTextIndexMatchesFTS5).
-// On LoCoMo questions it takes a text search from 3.4 to 1.25 ms at
-// 100,000 documents and from 0.43 to 0.36 ms at 10,000 (one core). No
-// stop-word list is applied: the caller chooses the words (retrieval
+// No stop-word list is applied: the caller chooses the words (retrieval
 // drops English stop words from its queries; the same list applied here
 // too left LoCoMo's recall unchanged), and the floored phrases cost
 // little.
@@ -91,9 +83,8 @@
 // text index is built from each document's terms row (terms.go): its
 // tokens and counts, stored by every write, so a load runs nothing
 // through the tokenizer. A cold load of 10,000 LoCoMo interactions takes
-// 0.25 s on one core (2.5 s when every document was tokenized at load),
-// 100,000 take 2.2 s (34 s); a write pays for it once, about 0.5 ms more
-// (BenchmarkColdLoad, BenchmarkStore/PutInteraction). Close stops the
+// 0.25 s on one core, 100,000 take 2.2 s; a write pays for it once, about
+// 0.5 ms more (BenchmarkColdLoad, BenchmarkStore/PutInteraction). Close stops the
 // loads in flight. A loaded set's vectors
 // are decoded into large shared blocks in row
 // order, and a search scores every vector field in one pass over the rows
@@ -102,16 +93,11 @@
 //
 // # No threshold pruning
 //
-// Earlier versions abandoned a candidate's dot product partway when
-// Cauchy–Schwarz showed it could no longer reach the leg's cut-off (the
-// threshold, or the worst of the leg's k), with 12 bytes of partial norms
-// kept per vector. Measured on 10,000 rows (BenchmarkVecSetRank, one core,
-// -count 6, medians), it was never worth its checks: on exact scans
-// 1.06–2.9× slower wherever they engaged, and on the pre-filter's exact
-// ranking of its candidates, on a quiet machine, 0.97–1.30× the unpruned
-// time without a threshold (direct mode's default) and 0.89–1.19× at
-// MinSimilarity 0 and 0.75, within the runs' spread. So every candidate's
-// dot product is computed whole, with embed.Dot.
+// Every candidate's dot product is computed whole, with embed.Dot.
+// Abandoning it partway, once Cauchy–Schwarz shows it can no longer reach
+// the leg's cut-off (the threshold, or the worst of the leg's k), needs
+// partial norms kept per vector and a check per block, and was never
+// faster in BenchmarkVecSetRank (the measurements are in CHANGELOG.md).
 //
 // # Vector pre-filter (exact)
 //
@@ -137,12 +123,6 @@
 // rows ranks about 2% of them exactly (TestPrefilterExactOnFixtures logs
 // it). Smaller sets, sets not cached and queries of another dimension are
 // scanned exactly; VectorPrefilterMin < 0 turns the pre-filter off.
-//
-// An earlier version estimated the cosine from a ternary code (2 bits a
-// dimension) and ranked a pool of the best 40% of estimates exactly:
-// faster per code but approximate (99.5% of the fused top 5 found on
-// lexical vectors) and, for the pool, slower overall (hybrid top 5 over
-// 10,000 interactions 4.4 ms p50, against 1.7–1.9 ms now).
 //
 // # Durability and concurrency
 //

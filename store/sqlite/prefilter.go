@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/internal/dot"
+	"github.com/agentmemory/agentmemory/internal/topk"
 	"github.com/agentmemory/agentmemory/store/driver"
 )
 
@@ -142,14 +143,14 @@ func (p prefilter) on() bool { return p.min > 0 }
 // scratch is a search's pre-filter working memory, reused across searches.
 type scratch struct {
 	qc    queryCode
-	rows  []int32   // matching rows
-	ints  []int32   // their codes' dot products with the query's, for one slot
-	hi    []float64 // their similarities' upper bounds
-	sel   []float64 // a min-heap of the k largest lower bounds
-	cands []int32   // the rows (indices into rows) to rank exactly
+	rows  []int32             // matching rows
+	ints  []int32             // their codes' dot products with the query's, for one slot
+	hi    []float64           // their similarities' upper bounds
+	sel   *topk.Heap[float64] // the k largest lower bounds
+	cands []int32             // the rows (indices into rows) to rank exactly
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+var scratchPool = sync.Pool{New: func() any { return &scratch{sel: topk.New(0, lessFloat)} }}
 
 // grow returns s[:n], reallocated when too small.
 func grow[T any](s []T, n int) []T {
@@ -176,31 +177,6 @@ func (qb queryBounds) interval(m codeMeta, ip int32) (lo, hi float64) {
 	est := qb.est * float64(m.factor) * float64(ip)
 	b := qb.resid*float64(m.resid) + qb.base
 	return est - b, est + b
-}
-
-// heapify makes h a min-heap.
-func heapify(h []float64) {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
-}
-
-// siftDown restores the min-heap h from i down.
-func siftDown(h []float64, i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if c+1 < len(h) && h[c+1] < h[c] {
-			c++
-		}
-		if !(h[c] < h[i]) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
 }
 
 // rankPrefiltered is rank through the codes: per slot, bound every
@@ -236,7 +212,7 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 		// No row below the threshold, nor below the k-th largest lower
 		// bound (tau, kept with a min-heap of the k largest), can be among
 		// the k best.
-		sc.sel = sc.sel[:0]
+		sc.sel.Reset(k)
 		qb := sc.qc.bounds(1/float64(qn), slack)
 		for x, i := range sc.rows {
 			m := meta[i]
@@ -253,20 +229,11 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 			if hi < minSim {
 				continue
 			}
-			switch {
-			case len(sc.sel) < k:
-				sc.sel = append(sc.sel, lo)
-				if len(sc.sel) == k {
-					heapify(sc.sel)
-				}
-			case lo > sc.sel[0]:
-				sc.sel[0] = lo
-				siftDown(sc.sel, 0)
-			}
+			sc.sel.Offer(lo)
 		}
 		tau := math.Inf(-1)
-		if len(sc.sel) == k {
-			tau = sc.sel[0]
+		if sc.sel.Full() {
+			tau = sc.sel.Min()
 		}
 		cut := max(minSim, tau)
 		// The candidates in decreasing order of their upper bounds: the
@@ -280,7 +247,7 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 			}
 		}
 		slices.SortFunc(sc.cands, func(a, b int32) int { return cmp.Compare(sc.hi[b], sc.hi[a]) })
-		h := make(scoredMinHeap, 0, k+1)
+		h := newTop(k)
 		for _, x := range sc.cands {
 			if sc.hi[x] < cut {
 				break
@@ -291,12 +258,12 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 			if sim < minSim {
 				continue
 			}
-			h.offer(driver.Scored{ID: r.id, Score: sim}, k)
-			if len(h) == k {
-				cut = max(cut, h[0].Score)
+			h.Offer(driver.Scored{ID: r.id, Score: sim})
+			if h.Full() {
+				cut = max(cut, h.Min().Score)
 			}
 		}
-		legs[j] = h.sorted()
+		legs[j] = h.Sorted()
 		if legs[j] == nil {
 			legs[j] = []driver.Scored{}
 		}

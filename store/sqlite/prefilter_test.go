@@ -172,40 +172,6 @@ func FuzzBound(f *testing.F) {
 	})
 }
 
-// TestLargestHeap feeds values to a min-heap of the k largest the way
-// rankPrefiltered does and checks its root against the k-th largest.
-func TestLargestHeap(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for trial := range 300 {
-		n := 1 + rng.IntN(200)
-		a := make([]float64, n)
-		for i := range a {
-			if trial%3 == 0 {
-				a[i] = float64(rng.IntN(5)) // many ties
-			} else {
-				a[i] = rng.NormFloat64()
-			}
-		}
-		k := 1 + rng.IntN(n)
-		var h []float64
-		for _, x := range a {
-			switch {
-			case len(h) < k:
-				h = append(h, x)
-				if len(h) == k {
-					heapify(h)
-				}
-			case x > h[0]:
-				h[0] = x
-				siftDown(h, 0)
-			}
-		}
-		sorted := slices.Clone(a)
-		slices.Sort(sorted)
-		assert.Equal(t, sorted[n-k], h[0], "n=%d k=%d", n, k)
-	}
-}
-
 // checkCodes verifies that every row's codes are those of its vectors.
 func checkCodes(t *testing.T, s *vecSet) {
 	t.Helper()

@@ -4,6 +4,8 @@
 // order, ETags, soft deletes and user isolation behave the same whichever
 // backend holds the data.
 //
+// # Use
+//
 // A backend's test calls RunConformance with a function that opens a fresh,
 // empty store configured for vectors of Dimensions dimensions:
 //
@@ -15,6 +17,8 @@
 //			return s
 //		})
 //	}
+//
+// # What the suite pins down
 //
 // Where the doc comments of package store leave room, the suite pins down
 // one reading, which every backend must share:
