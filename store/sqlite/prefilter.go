@@ -229,7 +229,11 @@ func (s *vecSet) rankPrefiltered(f *filter, slots []int, query []float32, qn flo
 			if hi < minSim {
 				continue
 			}
-			sc.sel.Offer(lo)
+			// Most rows fall below the cut-off: compare inline before
+			// offering.
+			if !sc.sel.Full() || lo > sc.sel.Min() {
+				sc.sel.Offer(lo)
+			}
 		}
 		tau := math.Inf(-1)
 		if sc.sel.Full() {
