@@ -132,7 +132,7 @@ type Service struct {
 	mu        sync.Mutex
 	providers map[string]*provider.MemoryProvider // by memory store name
 	pending   map[string]*scheduled               // queued update by scope user id
-	scopeMu   map[string]*sync.Mutex              // serialises a scope's accepts and runs
+	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs
 	searches  *searchLog                          // for previous_search_id
 	closed    bool
 	ready     bool
@@ -206,7 +206,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*sync.Mutex{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		scopeMu: map[string]*scopeLock{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.routes()
 	if err := s.resume(ctx); err != nil {
@@ -273,19 +273,35 @@ func (s *Service) Ready() bool {
 	return s.ready
 }
 
+// scopeLock is the lock of one scope's accepts or runs, kept in
+// Service.scopeMu while refs (holders and waiters) is above zero.
+type scopeLock struct {
+	sync.Mutex
+	refs int // guarded by Service.mu
+}
+
 // lockScope serialises the accepts (what "accept") or the runs ("run")
-// of one scope.
+// of one scope. The lock is dropped from the map when its last holder or
+// waiter is done, so the map holds only the scopes in use.
 func (s *Service) lockScope(what, userID string) func() {
 	key := what + "\x00" + userID
 	s.mu.Lock()
-	m, ok := s.scopeMu[key]
+	l, ok := s.scopeMu[key]
 	if !ok {
-		m = &sync.Mutex{}
-		s.scopeMu[key] = m
+		l = &scopeLock{}
+		s.scopeMu[key] = l
 	}
+	l.refs++
 	s.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	l.Lock()
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.scopeMu, key)
+		}
+		s.mu.Unlock()
+	}
 }
 
 func newID(prefix string) string {
