@@ -65,11 +65,14 @@ func (s *Service) sweepLoop(interval time.Duration) {
 // (provider.MemoryProvider.ForgetBefore, logged as expired), and deletes
 // the records of updates finished longer than Config.UpdateRetention ago.
 func (s *Service) sweep(ctx context.Context) error {
+	var errs []error
+	if _, err := s.completeUnfinished(ctx, func(*provider.Receipt) bool { return true }); err != nil {
+		errs = append(errs, err)
+	}
 	defs, err := s.listRecords(ctx, "store.", store.SessionFilter{})
 	if err != nil {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
-	var errs []error
 	for _, d := range defs {
 		var m memoryStore
 		if _, err := s.getRecordFrom(d, &m); err != nil {
@@ -121,11 +124,9 @@ func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, lock
 		defer unlock()
 	}
 	rc, err := p.ForgetBefore(ctx, userID, cut)
-	if err != nil && !errors.Is(err, provider.ErrNotLogged) {
-		return err
-	}
 	if rc != nil && len(rc.Items) > 0 {
 		s.log.InfoContext(ctx, "memoryservice: expired memories removed", "store", m.Name, "scope_user", userID, "items", len(rc.Items))
 	}
-	return err
+	// Not logged or not erased: completed now, or kept for the next sweep.
+	return s.settle(ctx, m.Name, p, rc, err)
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -139,7 +138,10 @@ func (s *Service) deleteScope(w http.ResponseWriter, r *http.Request) (scopeDele
 }
 
 // forgetScope deletes everything of a scope: its queued and past updates,
-// then every memory and turn (provider.ForgetUser), then its index record.
+// then every memory and turn (provider.ForgetUser), then its index
+// record, and erases all of it from the store's files. A scope that holds
+// nothing is a 404 naming the scope, and nothing is logged. A forget of
+// the scope left incomplete before is completed first.
 func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	def, _, err := s.loadStore(ctx, name)
 	if err != nil {
@@ -154,6 +156,21 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	defer unlockAccept()
 	unlockRun := s.lockScope("run", userID)
 	defer unlockRun()
+	completed, err := s.completeUnfinished(ctx, ofUser(userID))
+	if err != nil {
+		s.log.ErrorContext(ctx, "memoryservice: a forget of the scope is still not complete", "store", name, "err", err)
+		return notErased()
+	}
+	held, err := s.scopeHolds(ctx, name, scope)
+	if err != nil {
+		return err
+	}
+	if !held {
+		if completed > 0 { // the retry of a delete_scope: now complete
+			return nil
+		}
+		return notFound("scope", "scope %q of memory store %q holds no memories", scope, name)
+	}
 	if err := s.deleteScopeUpdates(ctx, name, scope); err != nil {
 		return err
 	}
@@ -161,8 +178,40 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.ForgetUser(ctx, userID); err != nil && !errors.Is(err, provider.ErrNotLogged) {
+	rc, err := p.ForgetUser(ctx, userID)
+	if err != nil && (rc == nil || !incomplete(err)) {
 		return err
 	}
-	return s.deleteRecord(ctx, scopeDocID(name, scope))
+	// The scope's record goes now, so the scrub that completes the
+	// forget erases it too (its document is full-text indexed).
+	if err := s.deleteRecord(ctx, scopeDocID(name, scope)); err != nil {
+		return err
+	}
+	// Logs the forget if ForgetUser could not, and scrubs: each step is
+	// safe to repeat.
+	return s.settle(ctx, name, p, rc, p.CompleteForget(ctx, rc))
+}
+
+// scopeHolds reports whether a scope of memory store name has a record
+// or any memory, turn or interaction.
+func (s *Service) scopeHolds(ctx context.Context, name, scope string) (bool, error) {
+	var sc scopeRecord
+	_, err := s.getRecord(ctx, scopeDocID(name, scope), &sc)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	userID := UserID(name, scope)
+	ss, err := s.st.ListSessions(ctx, userID, store.SessionFilter{Limit: 1})
+	if err != nil || len(ss) > 0 {
+		return len(ss) > 0, err
+	}
+	ins, err := s.st.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true, Limit: 1})
+	if err != nil || len(ins) > 0 {
+		return len(ins) > 0, err
+	}
+	its, err := s.st.ListInteractions(ctx, userID, store.InteractionFilter{Limit: 1})
+	return len(its) > 0, err
 }

@@ -134,14 +134,17 @@ type Service struct {
 	pending   map[string]*scheduled               // queued update by scope user id
 	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs
 	searches  *searchLog                          // for previous_search_id
-	closed    bool
-	ready     bool
-	stopSweep chan struct{} // closed by Close
-	sweepDone chan struct{} // closed when the sweep loop has returned
-	wg        sync.WaitGroup
-	runCtx    context.Context
-	cancelRun context.CancelFunc
-	limit     *limiter // nil: no rate limit
+	// unfinished are the forgets not yet logged or erased, by receipt,
+	// with their memory store's name (settle).
+	unfinished map[*provider.Receipt]string
+	closed     bool
+	ready      bool
+	stopSweep  chan struct{} // closed by Close
+	sweepDone  chan struct{} // closed when the sweep loop has returned
+	wg         sync.WaitGroup
+	runCtx     context.Context
+	cancelRun  context.CancelFunc
+	limit      *limiter // nil: no rate limit
 }
 
 // New returns a service on st and resumes the updates that were accepted
@@ -206,7 +209,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*scopeLock{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.routes()
 	if err := s.resume(ctx); err != nil {

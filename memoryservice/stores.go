@@ -306,7 +306,8 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDele
 		if _, err := s.getRecordFrom(d, &sc); err != nil || sc.Store != name {
 			continue
 		}
-		if err := s.forgetScope(ctx, name, sc.Scope); err != nil {
+		var ae *apiError
+		if err := s.forgetScope(ctx, name, sc.Scope); err != nil && !(errors.As(err, &ae) && ae.Status == http.StatusNotFound) {
 			return storeDeleted{}, err
 		}
 	}
