@@ -22,6 +22,9 @@ import (
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultUpdateDelay  = 300 * time.Second
+	// DefaultUpdateWorkers is how many updates run at once when
+	// Config.UpdateWorkers is zero.
+	DefaultUpdateWorkers = 4
 )
 
 // Config configures a Service. Models, or Chat (or Mini) and Embedder, are
@@ -103,6 +106,10 @@ type Config struct {
 	// A RateBurst of zero means DefaultRateBurst (or RateLimit, if more).
 	RateLimit float64
 	RateBurst int
+	// UpdateWorkers is how many updates run at once; the others due
+	// wait their turn, in the order they became due. Zero means
+	// DefaultUpdateWorkers.
+	UpdateWorkers int
 }
 
 // MinKeyLen is the length an API key needs at least, in bytes.
@@ -145,6 +152,10 @@ type Service struct {
 	runCtx     context.Context
 	cancelRun  context.CancelFunc
 	limit      *limiter // nil: no rate limit
+	// runQueue holds the due updates waiting for one of the
+	// Config.UpdateWorkers workers; workers is how many are running.
+	runQueue []runJob
+	workers  int
 }
 
 // New returns a service on st and resumes the updates that were accepted
@@ -186,6 +197,9 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	}
 	if cfg.UpdateRetention <= 0 {
 		cfg.UpdateRetention = DefaultUpdateRetention
+	}
+	if cfg.UpdateWorkers <= 0 {
+		cfg.UpdateWorkers = DefaultUpdateWorkers
 	}
 	if cfg.RateLimit == 0 {
 		cfg.RateLimit = DefaultRateLimit

@@ -155,12 +155,45 @@ func (s *Service) fire(userID string, sc *scheduled) {
 		return
 	}
 	delete(s.pending, userID)
-	s.wg.Add(1)
+	s.enqueueRun(runJob{rec: sc.rec, meter: sc.meter})
 	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		s.run(usage.WithMeter(s.runCtx, sc.meter), sc.rec)
-	}()
+}
+
+// enqueueRun queues a due update for a worker, starting one if fewer than
+// Config.UpdateWorkers are running: the updates due at once wait their
+// turn rather than all running together. The caller holds s.mu.
+func (s *Service) enqueueRun(job runJob) {
+	s.runQueue = append(s.runQueue, job)
+	if s.workers < s.cfg.UpdateWorkers {
+		s.workers++
+		s.wg.Add(1)
+		go s.worker()
+	}
+}
+
+// worker runs queued updates until the queue is empty or the service
+// closes (the updates left queued are still queued or in progress in the
+// store, and resume at the next start).
+func (s *Service) worker() {
+	defer s.wg.Done()
+	for {
+		s.mu.Lock()
+		if s.closed || len(s.runQueue) == 0 {
+			s.workers--
+			s.runQueue = nil // releases the backing array
+			s.mu.Unlock()
+			return
+		}
+		job := s.runQueue[0]
+		s.runQueue[0] = runJob{}
+		s.runQueue = s.runQueue[1:]
+		s.mu.Unlock()
+		meter := job.meter
+		if meter == nil {
+			meter = &usage.Meter{}
+		}
+		s.run(usage.WithMeter(s.runCtx, meter), job.rec)
+	}
 }
 
 // resume schedules the updates a previous process accepted and did not
@@ -213,9 +246,14 @@ func (s *Service) resume(ctx context.Context) error {
 		}
 		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
 		s.mu.Lock()
-		s.wg.Add(1)
+		s.enqueueRun(runJob{rec: rec})
 		s.mu.Unlock()
-		go func() { defer s.wg.Done(); s.run(usage.WithMeter(s.runCtx, &usage.Meter{}), rec) }()
 	}
 	return nil
+}
+
+// runJob is a due update waiting for a worker.
+type runJob struct {
+	rec   *updateRecord
+	meter *usage.Meter
 }
