@@ -62,7 +62,8 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		log.WarnContext(ctx, "memoryservice: marking an update in progress", "err", err)
 	}
 	end := rec.Turns > 0
-	if rec.Reopened { // not if forgotten meanwhile, or ended before a crash
+	var profileErr error // the memories are written, the profile is not
+	if rec.Reopened {    // not if forgotten meanwhile, or ended before a crash
 		end = s.sessionActive(ctx, userID, rec.SessionID)
 	}
 	if end {
@@ -81,7 +82,7 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		}
 		if def.profileEnabled() {
 			if _, err := p.Reflector().ReflectLongTerm(ctx, userID); err != nil {
-				log.WarnContext(ctx, "memoryservice: long-term profile not updated", "err", err)
+				profileErr = err
 			}
 		}
 	}
@@ -99,6 +100,16 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	}
 	res := &updateResult{MemoryOperations: diffItems(rec.Scope, rec.Before, after, s.cfg.Now()), Usage: usageOf(meter)}
 	rec.Result = res
+	if profileErr != nil && ctx.Err() == nil {
+		log.ErrorContext(ctx, "memoryservice: update failed: long-term profile not updated", "err", profileErr)
+		// Failed, as the API has no other way to say it, with the result
+		// of what it did write.
+		rec.Status = statusFailed
+		rec.Error = &apiError{Code: "profile_not_updated", Type: "server_error",
+			Message: "the memories were updated (the result lists them), but the long-term profile was not; the scope's next update makes it anew"}
+		s.store(ctx, rec)
+		return
+	}
 	s.finish(ctx, rec, nil)
 }
 
@@ -156,6 +167,11 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 	} else {
 		rec.Status = statusCompleted
 	}
+	s.store(ctx, rec)
+}
+
+// store writes a finished update's record.
+func (s *Service) store(ctx context.Context, rec *updateRecord) {
 	if perr := s.putRecord(context.WithoutCancel(ctx), updateDocID(rec.ID), "", rec.CreatedAt, false, rec); perr != nil {
 		s.log.ErrorContext(ctx, "memoryservice: storing an update's outcome", "update", rec.ID, "err", perr)
 	}
