@@ -3,6 +3,7 @@ package memoryservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentmemory/agentmemory/provider"
@@ -69,16 +70,19 @@ func (s *Service) sweep(ctx context.Context) error {
 	if _, err := s.completeUnfinished(ctx, func(*provider.Receipt) bool { return true }); err != nil {
 		errs = append(errs, err)
 	}
-	defs, err := s.listRecords(ctx, "store.", store.SessionFilter{})
+	defs, err := s.listRecords(ctx, RegistryUserID, "store.", store.SessionFilter{})
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, d := range defs {
 		var m memoryStore
 		if _, err := s.getRecordFrom(d, &m); err != nil {
+			// Its scopes cannot be found: say so rather than skip them.
+			s.log.ErrorContext(ctx, "memoryservice: unreadable memory store record: its scopes are not swept", "id", d.ID, "err", err)
+			errs = append(errs, err)
 			continue
 		}
-		scopes, err := s.listRecords(ctx, "scope."+m.Name+".", store.SessionFilter{})
+		scopes, err := s.listRecords(ctx, scopesUser(m.Name), "scope.", store.SessionFilter{})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -86,6 +90,9 @@ func (s *Service) sweep(ctx context.Context) error {
 		for _, sd := range scopes {
 			var sc scopeRecord
 			if _, err := s.getRecordFrom(sd, &sc); err != nil || sc.Store != m.Name {
+				err = errors.Join(err, fmt.Errorf("memoryservice: scope record %s is not of memory store %q", sd.ID, m.Name))
+				s.log.ErrorContext(ctx, "memoryservice: unreadable scope record: the scope is not swept", "store", m.Name, "id", sd.ID, "err", err)
+				errs = append(errs, err)
 				continue
 			}
 			if m.ttl() > 0 {

@@ -226,6 +226,10 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.routes()
+	if err := s.migrate(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
 	if err := s.resume(ctx); err != nil {
 		cancel()
 		return nil, err

@@ -24,7 +24,7 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	// The scope may have been deleted while this run waited for the lock:
 	// its record went with it, and nothing is to be written again.
 	var cur updateRecord
-	if _, err := s.getRecord(ctx, updateDocID(rec.ID), &cur); err != nil || !cur.active() {
+	if _, err := s.getRecord(ctx, updateKey(rec.ID), &cur); err != nil || !cur.active() {
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
 		}
@@ -58,12 +58,12 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		}
 	}
 	rec.Status = statusInProgress
-	if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
+	if err := s.putRecord(ctx, updateKey(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
 		log.WarnContext(ctx, "memoryservice: marking an update in progress", "err", err)
 	}
-	end := rec.Turns > 0
 	var profileErr error // the memories are written, the profile is not
-	if rec.Reopened {    // not if forgotten meanwhile, or ended before a crash
+	end := rec.Turns > 0
+	if rec.Reopened { // not if forgotten meanwhile, or ended before a crash
 		end = s.sessionActive(ctx, userID, rec.SessionID)
 	}
 	if end {
@@ -170,9 +170,20 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 	s.store(ctx, rec)
 }
 
-// store writes a finished update's record.
+// store writes a finished update's record, then drops its marker.
 func (s *Service) store(ctx context.Context, rec *updateRecord) {
-	if perr := s.putRecord(context.WithoutCancel(ctx), updateDocID(rec.ID), "", rec.CreatedAt, false, rec); perr != nil {
+	ctx = context.WithoutCancel(ctx)
+	if perr := s.putRecord(ctx, updateKey(rec.ID), "", rec.CreatedAt, false, rec); perr != nil {
 		s.log.ErrorContext(ctx, "memoryservice: storing an update's outcome", "update", rec.ID, "err", perr)
+		return
+	}
+	s.unmark(ctx, rec.ID)
+}
+
+// unmark drops the marker of an update that finished (a marker left by a
+// crash is dropped at the next start).
+func (s *Service) unmark(ctx context.Context, id string) {
+	if err := s.deleteRecord(ctx, activeKey(id)); err != nil {
+		s.log.WarnContext(ctx, "memoryservice: dropping a finished update's marker", "update", id, "err", err)
 	}
 }
