@@ -158,3 +158,40 @@ func TestSweepRetriesAnExpiryNotErased(t *testing.T) {
 	s.stop()
 	assert.False(t, fileHolds(t, path, "Marmorkrebs"))
 }
+
+// Updating a memory item forgotten between its lookup and its rewrite (it
+// waited for the scope's update run) is a 404 naming the item, not a 500.
+func TestUpdatingAnItemForgottenMeanwhileIsNotFound(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	for _, kind := range []string{"user_profile", "chat_summary"} {
+		code, out, _ := s.do("POST", "/memory_stores/support/items", map[string]any{"scope": "alice", "kind": kind, "content": "Plays the cello."})
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		id := out["memory_id"].(string)
+		_, _, docID, ok := parseItemID(id)
+		require.True(t, ok)
+
+		unlock := s.svc.lockScope("run", UserID("support", "alice")) // as an update run holds it
+		type answer struct {
+			code int
+			out  map[string]any
+		}
+		done := make(chan answer)
+		go func() {
+			code, out, _ := s.do("POST", "/memory_stores/support/items/"+id, map[string]any{"content": "Plays the viola."})
+			done <- answer{code, out}
+		}()
+		time.Sleep(100 * time.Millisecond) // the request has found the item and waits for the lock
+		k := store.KindInsight
+		if kind == "chat_summary" {
+			k = store.KindSessionSummary
+		}
+		require.NoError(t, s.st.DeleteDocument(context.Background(), UserID("support", "alice"), k, docID))
+		unlock()
+		a := <-done
+		assert.Equal(t, http.StatusNotFound, a.code, "%s: %v", kind, a.out)
+		if a.code == http.StatusNotFound {
+			assert.Equal(t, "memory_id", errorParam(t, a.out))
+		}
+	}
+}
