@@ -3,7 +3,9 @@ package memoryservice
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,4 +196,65 @@ func TestUpdatingAnItemForgottenMeanwhileIsNotFound(t *testing.T) {
 			assert.Equal(t, "memory_id", errorParam(t, a.out))
 		}
 	}
+}
+
+// flakyLog is a real SQLite store whose deletion log refuses the next
+// fail appends, as a store whose log write fails would.
+type flakyLog struct {
+	*sqlite.Store
+	fail atomic.Int32
+}
+
+func (f *flakyLog) AppendDeletion(ctx context.Context, rec *store.DeletionRecord) error {
+	if f.fail.Add(-1) >= 0 {
+		return errors.New("flakylog: the log is not writable")
+	}
+	return f.Store.AppendDeletion(ctx, rec)
+}
+
+// A forget whose deletion-log record could not be written
+// (provider.ErrNotLogged), and still not when completed at once, is a
+// retryable 503 for delete_scope and for an item's delete; the retry
+// writes the record, once, and answers 200.
+func TestForgetNotLoggedIsRetryable(t *testing.T) {
+	path := dbPath(t)
+	var lite *flakyLog
+	s := startOn(t, func(t testing.TB, dims int) store.Store {
+		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
+		require.NoError(t, err)
+		lite = &flakyLog{Store: st}
+		return lite
+	}, Config{})
+	s.createStore("support", nil)
+	code, out, _ := s.do("POST", "/memory_stores/support/items", map[string]any{"scope": "alice", "kind": "user_profile", "content": "Plays the cello."})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	id := out["memory_id"].(string)
+	code, out, _ = s.do("POST", "/memory_stores/support/items", map[string]any{"scope": "bob", "kind": "user_profile", "content": "Plays the oboe."})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+
+	logged := func() map[string]int {
+		recs, err := lite.ListDeletions(context.Background(), 0, 0)
+		require.NoError(t, err)
+		n := map[string]int{}
+		for _, r := range recs {
+			n[r.Reason]++
+		}
+		return n
+	}
+	lite.fail.Store(2) // the forget's own append, and its completion's
+	code, out, h := s.do("DELETE", "/memory_stores/support/items/"+id, nil)
+	requireRetryable(t, code, out, h)
+	assert.Empty(t, logged())
+	code, out, _ = s.do("DELETE", "/memory_stores/support/items/"+id, nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, map[string]int{"forget_insight": 1}, logged())
+
+	lite.fail.Store(2)
+	code, out, h = s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "bob"})
+	requireRetryable(t, code, out, h)
+	code, out, _ = s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "bob"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	assert.Equal(t, map[string]int{"forget_insight": 1, "forget_user": 1}, logged())
+	code, out, _ = s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "bob"})
+	assert.Equal(t, http.StatusNotFound, code, "forgotten already: %v", out)
 }

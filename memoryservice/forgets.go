@@ -42,6 +42,13 @@ func (s *Service) settle(ctx context.Context, name string, p *provider.MemoryPro
 	if rc == nil || !incomplete(err) {
 		return err
 	}
+	return s.complete(ctx, name, p, rc)
+}
+
+// complete completes a forget call of memory store name that returned rc
+// (again, if it succeeded: it writes nothing twice, and scrubs), keeping
+// rc for a retry and answering notErased when it cannot.
+func (s *Service) complete(ctx context.Context, name string, p *provider.MemoryProvider, rc *provider.Receipt) error {
 	cerr := p.CompleteForget(ctx, rc)
 	if cerr == nil {
 		return nil

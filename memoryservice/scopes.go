@@ -192,7 +192,7 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	}
 	// Logs the forget if ForgetUser could not, and scrubs: each step is
 	// safe to repeat.
-	return s.settle(ctx, name, p, rc, p.CompleteForget(ctx, rc))
+	return s.complete(ctx, name, p, rc)
 }
 
 // scopeHolds reports whether a scope of memory store name has a record
