@@ -61,15 +61,25 @@ func (s *Service) sweepLoop(interval time.Duration) {
 	}
 }
 
-// sweep forgets, in every scope of every memory store with a
-// default_ttl_seconds, the memories older than it
-// (provider.MemoryProvider.ForgetBefore, logged as expired), and deletes
-// the records of updates finished longer than Config.UpdateRetention ago.
+// sweep completes the forgets left incomplete, forgets, in every scope of
+// every memory store with a default_ttl_seconds, the memories older than
+// it (provider.MemoryProvider.ForgetBefore, logged as expired), and (every
+// retireEvery) deletes the records of updates finished longer than
+// Config.UpdateRetention ago.
 func (s *Service) sweep(ctx context.Context) error {
 	var errs []error
 	if _, err := s.completeUnfinished(ctx, func(*provider.Receipt) bool { return true }); err != nil {
 		errs = append(errs, err)
 	}
+	// Finished updates are retired every retireEvery, not every sweep:
+	// that reads each scope's partition.
+	now := s.cfg.Now()
+	s.mu.Lock()
+	retire := s.lastRetire.IsZero() || now.Sub(s.lastRetire) >= s.retireEvery()
+	if retire {
+		s.lastRetire = now
+	}
+	s.mu.Unlock()
 	defs, err := s.listRecords(ctx, RegistryUserID, "store.", store.SessionFilter{})
 	if err != nil {
 		return errors.Join(append(errs, err)...)
@@ -100,8 +110,10 @@ func (s *Service) sweep(ctx context.Context) error {
 					errs = append(errs, err)
 				}
 			}
-			if err := s.retireUpdates(ctx, &sc); err != nil {
-				errs = append(errs, err)
+			if retire {
+				if err := s.retireUpdates(ctx, &sc); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}
@@ -136,4 +148,11 @@ func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, lock
 	}
 	// Not logged or not erased: completed now, or kept for the next sweep.
 	return s.settle(ctx, m.Name, p, rc, err)
+}
+
+// retireEvery is how often the sweep retires finished updates: hourly,
+// or more often under a short Config.UpdateRetention, so a record is kept
+// at most a quarter longer than it.
+func (s *Service) retireEvery() time.Duration {
+	return min(time.Hour, s.cfg.UpdateRetention/4)
 }

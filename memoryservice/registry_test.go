@@ -99,6 +99,13 @@ func TestRegistryReadsFollowTheQuestion(t *testing.T) {
 	}
 	assert.Len(t, got[scopesUser("alpha")], 1, "alpha's scopes read once")
 	assert.Len(t, got[scopesUser("beta")], 1, "beta's scopes read once")
+	assert.Len(t, got[updatesUser(scopeHash("beta", "bob"))], 1, "each scope's finished updates read once")
+
+	clk.Add(time.Minute) // the next sweep retires nothing: no scope's updates are read
+	require.NoError(t, s.svc.sweep(context.Background()))
+	for part := range l.take() {
+		assert.False(t, strings.HasPrefix(part, updatesUser("")), "%s read again within the hour", part)
+	}
 
 	code, out, _ = s.do("POST", "/memory_stores/alpha:delete_scope", map[string]any{"scope": "alice"})
 	require.Equal(t, http.StatusOK, code, "%v", out)

@@ -148,6 +148,7 @@ type Service struct {
 	ready      bool
 	stopSweep  chan struct{} // closed by Close
 	sweepDone  chan struct{} // closed when the sweep loop has returned
+	lastRetire time.Time     // when the sweep last retired finished updates
 	wg         sync.WaitGroup
 	runCtx     context.Context
 	cancelRun  context.CancelFunc
