@@ -166,3 +166,17 @@ func TestAnUnreadableScopeRecordFailsLoudly(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code, "the store stays")
 	assert.NotEmpty(t, s.list("support", "alice", ""), "and so do the scope's memories")
 }
+
+// The registry's partitions are valid user ids for every store name, and
+// none can be a scope's.
+func TestRegistryPartitionsAreValidUserIDs(t *testing.T) {
+	long := strings.Repeat("n", MaxNameLen)
+	for _, u := range []string{RegistryUserID, activeUser, scopesUser(long), scopesUser("a"), updatesUser(scopeHash(long, strings.Repeat("s", 200)))} {
+		require.NoError(t, store.CheckUserID(u), u)
+		assert.False(t, strings.HasPrefix(u, ScopePrefix), u)
+	}
+	id := newUpdateID(long, "alice")
+	assert.Equal(t, updatesUser(scopeHash(long, "alice")), updateHome(id), "a new id names its scope's partition")
+	assert.Equal(t, RegistryUserID, updateHome("memupd_0123456789abcdef01234567"), "an older id, the old place")
+	assert.Equal(t, RegistryUserID, updateHome("memupd_"+strings.Repeat("Z", 48)), "not hex: not a partition")
+}
