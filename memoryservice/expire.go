@@ -92,6 +92,9 @@ func (s *Service) sweep(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
+		if m.ttl() <= 0 && !retire {
+			continue // nothing to do in its scopes this time
+		}
 		scopes, err := s.listRecords(ctx, scopesUser(m.Name), "scope.", store.SessionFilter{})
 		if err != nil {
 			errs = append(errs, err)
