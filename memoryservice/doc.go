@@ -20,7 +20,9 @@
 // insights of ProceduralCategory. search_memories is agentmemory's
 // retrieval; with previous_search_id it continues an earlier search,
 // whose conversation is kept in memory for Config.SearchTTL. delete_scope
-// is provider.MemoryProvider.ForgetUser. A store's default_ttl_seconds
+// is provider.MemoryProvider.ForgetUser; a forget that could not be
+// logged or erased from the store's files is a retryable 503, and the
+// retry (or the sweep) completes it. A store's default_ttl_seconds
 // hides the memories last written longer ago, and a sweep every
 // Config.SweepInterval deletes them.
 //
@@ -32,7 +34,8 @@
 // reflection, the long-term profile) and the update lists the memory
 // items it created, updated and deleted, and the tokens its model calls
 // spent. An update of the scope while one is queued supersedes it and
-// continues its session. Records are kept in the store, so an accepted
+// continues its session. At most Config.UpdateWorkers updates run at
+// once; the others due wait their turn. Records are kept in the store, so an accepted
 // update completes after a restart; a finished one's is deleted after
 // Config.UpdateRetention.
 //

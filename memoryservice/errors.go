@@ -17,6 +17,9 @@ type apiError struct {
 	Message string `json:"message"`
 	Param   string `json:"param,omitempty"`
 	Type    string `json:"type,omitempty"`
+	// RetryAfter, when positive, is sent as the Retry-After header (in
+	// seconds): the request can be repeated then.
+	RetryAfter int `json:"-"`
 }
 
 func (e *apiError) Error() string { return e.Message }
@@ -84,5 +87,8 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err 
 
 // writeError answers ae in the API's error shape.
 func writeError(w http.ResponseWriter, ae *apiError) {
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	}
 	writeJSON(w, ae.Status, errorBody{Error: ae})
 }

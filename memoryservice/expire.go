@@ -3,6 +3,7 @@ package memoryservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentmemory/agentmemory/provider"
@@ -60,22 +61,41 @@ func (s *Service) sweepLoop(interval time.Duration) {
 	}
 }
 
-// sweep forgets, in every scope of every memory store with a
-// default_ttl_seconds, the memories older than it
-// (provider.MemoryProvider.ForgetBefore, logged as expired), and deletes
-// the records of updates finished longer than Config.UpdateRetention ago.
+// sweep completes the forgets left incomplete, forgets, in every scope of
+// every memory store with a default_ttl_seconds, the memories older than
+// it (provider.MemoryProvider.ForgetBefore, logged as expired), and (every
+// retireEvery) deletes the records of updates finished longer than
+// Config.UpdateRetention ago.
 func (s *Service) sweep(ctx context.Context) error {
-	defs, err := s.listRecords(ctx, "store.", store.SessionFilter{})
-	if err != nil {
-		return err
-	}
 	var errs []error
+	if _, err := s.completeUnfinished(ctx, func(*provider.Receipt) bool { return true }); err != nil {
+		errs = append(errs, err)
+	}
+	// Finished updates are retired every retireEvery, not every sweep:
+	// that reads each scope's partition.
+	now := s.cfg.Now()
+	s.mu.Lock()
+	retire := s.lastRetire.IsZero() || now.Sub(s.lastRetire) >= s.retireEvery()
+	if retire {
+		s.lastRetire = now
+	}
+	s.mu.Unlock()
+	defs, err := s.listRecords(ctx, RegistryUserID, "store.", store.SessionFilter{})
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	for _, d := range defs {
 		var m memoryStore
 		if _, err := s.getRecordFrom(d, &m); err != nil {
+			// Its scopes cannot be found: say so rather than skip them.
+			s.log.ErrorContext(ctx, "memoryservice: unreadable memory store record: its scopes are not swept", "id", d.ID, "err", err)
+			errs = append(errs, err)
 			continue
 		}
-		scopes, err := s.listRecords(ctx, "scope."+m.Name+".", store.SessionFilter{})
+		if m.ttl() <= 0 && !retire {
+			continue // nothing to do in its scopes this time
+		}
+		scopes, err := s.listRecords(ctx, scopesUser(m.Name), "scope.", store.SessionFilter{})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -83,6 +103,9 @@ func (s *Service) sweep(ctx context.Context) error {
 		for _, sd := range scopes {
 			var sc scopeRecord
 			if _, err := s.getRecordFrom(sd, &sc); err != nil || sc.Store != m.Name {
+				err = errors.Join(err, fmt.Errorf("memoryservice: scope record %s is not of memory store %q", sd.ID, m.Name))
+				s.log.ErrorContext(ctx, "memoryservice: unreadable scope record: the scope is not swept", "store", m.Name, "id", sd.ID, "err", err)
+				errs = append(errs, err)
 				continue
 			}
 			if m.ttl() > 0 {
@@ -90,8 +113,10 @@ func (s *Service) sweep(ctx context.Context) error {
 					errs = append(errs, err)
 				}
 			}
-			if err := s.retireUpdates(ctx, &sc); err != nil {
-				errs = append(errs, err)
+			if retire {
+				if err := s.retireUpdates(ctx, &sc); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}
@@ -121,11 +146,16 @@ func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, lock
 		defer unlock()
 	}
 	rc, err := p.ForgetBefore(ctx, userID, cut)
-	if err != nil && !errors.Is(err, provider.ErrNotLogged) {
-		return err
-	}
 	if rc != nil && len(rc.Items) > 0 {
 		s.log.InfoContext(ctx, "memoryservice: expired memories removed", "store", m.Name, "scope_user", userID, "items", len(rc.Items))
 	}
-	return err
+	// Not logged or not erased: completed now, or kept for the next sweep.
+	return s.settle(ctx, m.Name, p, rc, err)
+}
+
+// retireEvery is how often the sweep retires finished updates: hourly,
+// or more often under a short Config.UpdateRetention, so a record is kept
+// at most a quarter longer than it.
+func (s *Service) retireEvery() time.Duration {
+	return min(time.Hour, s.cfg.UpdateRetention/4)
 }

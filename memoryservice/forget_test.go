@@ -49,7 +49,8 @@ func TestDeletingAnItemLeavesNoTextInUpdateRecords(t *testing.T) {
 	raw, err := json.Marshal(done)
 	require.NoError(t, err)
 	require.Contains(t, strings.ToLower(string(raw)), "zorblax", "the completed update shows what it stored")
-	doc, err := s.st.GetSession(context.Background(), RegistryUserID, updateDocID(id))
+	k := updateKey(id)
+	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
 	require.NoError(t, err)
 	assert.NotContains(t, strings.ToLower(doc.Summary), "zorblax", "the record holds neither the items sent nor the memories' text")
 

@@ -45,7 +45,8 @@ func (s *server) send(method, path, host, body string, h map[string]string) (int
 // scope.
 func (s *server) scopeNoted(name, scope string) bool {
 	s.t.Helper()
-	_, err := s.st.GetSession(context.Background(), RegistryUserID, scopeDocID(name, scope))
+	k := scopeKey(name, scope)
+	_, err := s.st.GetSession(context.Background(), k.user, k.id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false
 	}

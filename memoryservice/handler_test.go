@@ -106,6 +106,8 @@ func TestRouting(t *testing.T) {
 		assert.True(t, strings.HasPrefix(e["message"].(string), "no such operation"), "%s %s: %v", c.method, c.path, e)
 	}
 	// The delete answers name what was deleted.
+	code, out, _ = s.do("POST", "/memory_stores/support/items", map[string]any{"scope": "alice", "kind": "user_profile", "content": "Likes tea."})
+	require.Equal(t, http.StatusOK, code, "%v", out)
 	code, out, _ = s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "alice"})
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	assert.Equal(t, map[string]any{"object": "memory_store.scope.deleted", "name": "support", "scope": "alice", "deleted": true}, out)

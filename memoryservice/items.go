@@ -237,8 +237,18 @@ func (s *Service) deleteItem(w http.ResponseWriter, r *http.Request) (itemDelete
 	if err != nil {
 		return itemDeleted{}, err
 	}
-	it, err := s.findItem(ctx, def, r.PathValue("id"))
+	id := r.PathValue("id")
+	deleted := itemDeleted{Object: "memory_store.item.deleted", MemoryID: id, Deleted: true}
+	it, err := s.findItem(ctx, def, id)
 	if err != nil {
+		// The retry of a delete not yet erased finds the item gone, and
+		// completes it.
+		if n, cerr := s.completeUnfinished(ctx, forgot(def.Name, id)); cerr != nil {
+			s.log.ErrorContext(ctx, "memoryservice: a forget of the item is still not complete", "store", def.Name, "err", cerr)
+			return itemDeleted{}, notErased()
+		} else if n > 0 {
+			return deleted, nil
+		}
 		return itemDeleted{}, err
 	}
 	p, err := s.providerFor(def)
@@ -246,13 +256,34 @@ func (s *Service) deleteItem(w http.ResponseWriter, r *http.Request) (itemDelete
 		return itemDeleted{}, err
 	}
 	userID := UserID(def.Name, it.Scope)
+	var rc *provider.Receipt
 	if it.Kind == kindChatSummary {
-		_, err = p.ForgetSession(ctx, userID, it.docID)
+		rc, err = p.ForgetSession(ctx, userID, it.docID)
 	} else {
-		_, err = p.ForgetInsight(ctx, userID, it.docID, provider.ForgetOptions{})
+		rc, err = p.ForgetInsight(ctx, userID, it.docID, provider.ForgetOptions{})
 	}
-	if err != nil && !errors.Is(err, provider.ErrNotLogged) {
+	if errors.Is(err, store.ErrNotFound) { // forgotten meanwhile
+		return itemDeleted{}, notFound("memory_id", "memory item %q not found in memory store %q", id, def.Name)
+	}
+	if err := s.settle(ctx, def.Name, p, rc, err); err != nil {
 		return itemDeleted{}, err
 	}
-	return itemDeleted{Object: "memory_store.item.deleted", MemoryID: it.MemoryID, Deleted: true}, nil
+	return deleted, nil
+}
+
+// forgot matches the kept forgets that deleted memory item id of memory
+// store name.
+func forgot(name, id string) func(*provider.Receipt) bool {
+	_, scope, docID, ok := parseItemID(id)
+	return func(rc *provider.Receipt) bool {
+		if !ok || rc.UserID != UserID(name, scope) {
+			return false
+		}
+		for _, it := range rc.Items {
+			if it.ID == docID {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -142,6 +142,8 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) (memoryItem
 	userID := UserID(def.Name, it.Scope)
 	unlock := s.lockScope("run", userID) // not while an update of the scope rewrites its memories
 	defer unlock()
+	// Forgotten while this waited for the lock: as if never found.
+	gone := notFound("memory_id", "memory item %q not found in memory store %q", it.MemoryID, def.Name)
 	if it.Kind != kindChatSummary {
 		// Through the provider: the old text leaves the profile too.
 		p, err := s.providerFor(def)
@@ -151,6 +153,9 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) (memoryItem
 				it, _ = insightItem(it.Scope, in)
 			}
 		}
+		if errors.Is(err, store.ErrNotFound) {
+			return memoryItem{}, gone
+		}
 		if err != nil {
 			return memoryItem{}, err
 		}
@@ -159,6 +164,9 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) (memoryItem
 		now := s.cfg.Now()
 		for attempt := 0; ; attempt++ {
 			d, err := s.st.GetSession(ctx, userID, it.docID)
+			if errors.Is(err, store.ErrNotFound) {
+				return memoryItem{}, gone
+			}
 			if err != nil {
 				return memoryItem{}, err
 			}
@@ -166,6 +174,9 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) (memoryItem
 			err = s.st.PutSession(ctx, userID, d)
 			if errors.Is(err, store.ErrConflict) && attempt < 5 {
 				continue
+			}
+			if errors.Is(err, store.ErrNotFound) {
+				return memoryItem{}, gone
 			}
 			if err != nil {
 				return memoryItem{}, fmt.Errorf("session %s: %w", d.ID, err)

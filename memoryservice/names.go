@@ -1,6 +1,7 @@
 package memoryservice
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -13,9 +14,11 @@ import (
 )
 
 // RegistryUserID is the user id under which the service keeps its own
-// records in the store: the memory store definitions, the update
-// operations and the index of each store's scopes. No scope maps to it
-// (scope user ids start with ScopePrefix).
+// records in the store: the memory store definitions here, and each
+// store's scopes, each scope's update operations and the markers of the
+// updates not yet finished in partitions whose user ids start with it
+// (see scopesUser). No scope maps to any of them (scope user ids start
+// with ScopePrefix).
 const RegistryUserID = "agentmemory.memory-service"
 
 // ScopePrefix starts the user id of every scope: UserID(name, scope) is
@@ -90,10 +93,68 @@ func parseItemID(id string) (letter, scope, docID string, ok bool) {
 	return parts[0], string(sc), string(doc), true
 }
 
-// Registry document ids.
-func storeDocID(name string) string { return "store." + name }
-func updateDocID(id string) string  { return "update." + id }
-func scopeDocID(name, scope string) string {
+// The registry's partitions: the user ids its records are kept under, so
+// that each read lists only the records it is about. Every one starts
+// with RegistryUserID, so none is a scope's (those start with
+// ScopePrefix).
+//
+//   - RegistryUserID: the memory store definitions (and update records
+//     written before updates had partitions of their own, until retired);
+//   - scopesUser(name): the scope records of memory store name;
+//   - updatesUser(hash): the update records of the scope of that hash
+//     (scopeHash), which every new update id carries;
+//   - activeUser: a marker per update not yet finished, so a restart
+//     finds them with one read.
+func scopesUser(name string) string  { return RegistryUserID + ".scopes." + name }
+func updatesUser(hash string) string { return RegistryUserID + ".updates." + hash }
+
+const activeUser = RegistryUserID + ".active"
+
+// scopeHash names a scope of memory store name without its text.
+func scopeHash(name, scope string) string {
 	h := sha256.Sum256([]byte(name + "\x00" + scope))
-	return "scope." + name + "." + hex.EncodeToString(h[:16])
+	return hex.EncodeToString(h[:16])
 }
+
+// updateIDPrefix starts every update id; a new id then has the scope's
+// hash and 16 random hex digits, an older one 24 random hex digits.
+const updateIDPrefix = "memupd_"
+
+// newUpdateID returns a new id for an update of a scope.
+func newUpdateID(name, scope string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return updateIDPrefix + scopeHash(name, scope) + hex.EncodeToString(b[:])
+}
+
+// updateHome returns the partition of update id's record: its scope's for
+// an id that carries the scope's hash, RegistryUserID for an older one.
+func updateHome(id string) string {
+	rest, ok := strings.CutPrefix(id, updateIDPrefix)
+	if ok && len(rest) == 32+16 && isHex(rest) {
+		return updatesUser(rest[:32])
+	}
+	return RegistryUserID
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// recKey addresses a registry record: its partition and document id.
+type recKey struct{ user, id string }
+
+func storeKey(name string) recKey { return recKey{RegistryUserID, "store." + name} }
+func updateKey(id string) recKey  { return recKey{updateHome(id), "update." + id} }
+func activeKey(id string) recKey  { return recKey{activeUser, "update." + id} }
+func scopeKey(name, scope string) recKey {
+	return recKey{scopesUser(name), scopeDocID(name, scope)}
+}
+
+// scopeDocID is the document id of a scope's record.
+func scopeDocID(name, scope string) string { return "scope." + name + "." + scopeHash(name, scope) }

@@ -11,16 +11,15 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// The registry keeps the service's records as session documents of
-// RegistryUserID: the record's JSON in Summary, its kind in the id's
-// prefix, and Status active only for update operations not yet finished
-// (so a restart lists them with one filtered read). Session documents
-// give create-only writes and ETag concurrency on every backend without
-// a new store call.
+// The registry keeps the service's records as session documents of its
+// partitions (see scopesUser): the record's JSON in Summary, its kind in
+// the id's prefix, and Status active only for update operations not yet
+// finished. Session documents give create-only writes and ETag
+// concurrency on every backend without a new store call.
 
-// getRecord reads registry document id into v, returning its ETag.
-func (s *Service) getRecord(ctx context.Context, id string, v any) (string, error) {
-	doc, err := s.st.GetSession(ctx, RegistryUserID, id)
+// getRecord reads registry record k into v, returning its ETag.
+func (s *Service) getRecord(ctx context.Context, k recKey, v any) (string, error) {
+	doc, err := s.st.GetSession(ctx, k.user, k.id)
 	if err != nil {
 		return "", err
 	}
@@ -35,10 +34,10 @@ func (s *Service) getRecordFrom(doc *store.SessionSummary, v any) (string, error
 	return doc.ETag, nil
 }
 
-// putRecord writes v as registry document id under etag (store.CreateOnly,
+// putRecord writes v as registry record k under etag (store.CreateOnly,
 // a stored ETag, or "" for unconditional). active marks an unfinished
 // update.
-func (s *Service) putRecord(ctx context.Context, id, etag string, created time.Time, active bool, v any) error {
+func (s *Service) putRecord(ctx context.Context, k recKey, etag string, created time.Time, active bool, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -47,14 +46,15 @@ func (s *Service) putRecord(ctx context.Context, id, etag string, created time.T
 	if active {
 		status = store.SessionActive
 	}
-	doc := &store.SessionSummary{ID: id, StartTime: created, Summary: string(b), Status: status,
+	doc := &store.SessionSummary{ID: k.id, StartTime: created, Summary: string(b), Status: status,
 		ReflectionStatus: store.ReflectionProcessed, UpdatedAt: s.cfg.Now(), ETag: etag}
-	return s.st.PutSession(ctx, RegistryUserID, doc)
+	return s.st.PutSession(ctx, k.user, doc)
 }
 
-// listRecords returns the registry documents whose id starts with prefix.
-func (s *Service) listRecords(ctx context.Context, prefix string, f store.SessionFilter) ([]*store.SessionSummary, error) {
-	docs, err := s.st.ListSessions(ctx, RegistryUserID, f)
+// listRecords returns the registry documents of partition user whose id
+// starts with prefix.
+func (s *Service) listRecords(ctx context.Context, user, prefix string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+	docs, err := s.st.ListSessions(ctx, user, f)
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +67,8 @@ func (s *Service) listRecords(ctx context.Context, prefix string, f store.Sessio
 	return out, nil
 }
 
-func (s *Service) deleteRecord(ctx context.Context, id string) error {
-	_, err := s.st.DeleteSession(ctx, RegistryUserID, id)
+func (s *Service) deleteRecord(ctx context.Context, k recKey) error {
+	_, err := s.st.DeleteSession(ctx, k.user, k.id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

@@ -3,6 +3,7 @@ package memoryservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
@@ -14,11 +15,22 @@ const DefaultUpdateRetention = 24 * time.Hour
 
 // retireUpdates deletes the records of a scope's updates that finished
 // (completed, failed or superseded) longer than Config.UpdateRetention
-// ago, and drops them, and names of records that are gone, from the
-// scope's record. Only updates created before that time are read: none
-// younger can have finished before it.
+// ago. Only the scope's finished updates created before that time are
+// read: none younger can have finished before it. Older updates, which
+// the scope's record lists, are retired likewise and dropped from it.
 func (s *Service) retireUpdates(ctx context.Context, sc *scopeRecord) error {
 	cut := s.cfg.Now().Add(-s.cfg.UpdateRetention)
+	part := updatesUser(scopeHash(sc.Store, sc.Scope))
+	docs, err := s.listRecords(ctx, part, "update.", store.SessionFilter{Status: store.SessionCompleted, Until: cut})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, d := range docs {
+		if _, err := s.retire(ctx, recKey{part, d.ID}, d, cut); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	old := 0
 	for _, ref := range sc.Updates {
 		if ref.CreatedAt.Before(cut) {
@@ -26,14 +38,22 @@ func (s *Service) retireUpdates(ctx context.Context, sc *scopeRecord) error {
 		}
 	}
 	if old == 0 {
-		return nil
+		return errors.Join(errs...)
 	}
 	unlock := s.lockScope("accept", UserID(sc.Store, sc.Scope))
 	defer unlock()
-	return s.changeScope(ctx, sc.Store, sc.Scope, false, func(cur *scopeRecord) bool {
+	err = s.changeScope(ctx, sc.Store, sc.Scope, func(cur *scopeRecord) bool {
 		kept := cur.Updates[:0]
 		for _, ref := range cur.Updates {
-			if !ref.CreatedAt.Before(cut) || !s.retire(ctx, ref.ID, cut) {
+			if !ref.CreatedAt.Before(cut) {
+				kept = append(kept, ref)
+				continue
+			}
+			gone, err := s.retire(ctx, updateKey(ref.ID), nil, cut)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if !gone {
 				kept = append(kept, ref)
 			}
 		}
@@ -41,32 +61,34 @@ func (s *Service) retireUpdates(ctx context.Context, sc *scopeRecord) error {
 		cur.Updates = kept
 		return changed
 	})
+	return errors.Join(append(errs, err)...)
 }
 
-// retire deletes update id's record if it finished before cut, and
-// reports whether the record is gone.
-func (s *Service) retire(ctx context.Context, id string, cut time.Time) bool {
-	doc, err := s.st.GetSession(ctx, RegistryUserID, updateDocID(id))
-	if errors.Is(err, store.ErrNotFound) {
-		return true
-	}
-	if err != nil {
-		s.log.WarnContext(ctx, "memoryservice: reading an update record to retire", "update", id, "err", err)
-		return false
+// retire deletes update record k (doc, if read already) if it finished
+// before cut, and reports whether the record is gone.
+func (s *Service) retire(ctx context.Context, k recKey, doc *store.SessionSummary, cut time.Time) (bool, error) {
+	if doc == nil {
+		var err error
+		doc, err = s.st.GetSession(ctx, k.user, k.id)
+		if errors.Is(err, store.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read update record %s to retire: %w", k.id, err)
+		}
 	}
 	var rec updateRecord
 	if _, err := s.getRecordFrom(doc, &rec); err != nil {
-		s.log.WarnContext(ctx, "memoryservice: unreadable update record kept", "update", id, "err", err)
-		return false
+		s.log.ErrorContext(ctx, "memoryservice: unreadable update record kept", "id", k.id, "err", err)
+		return false, err
 	}
 	// A finished record is not written again: its document's last write
 	// is when it finished.
 	if rec.active() || !doc.UpdatedAt.Before(cut) {
-		return false
+		return false, nil
 	}
-	if err := s.deleteRecord(ctx, doc.ID); err != nil {
-		s.log.WarnContext(ctx, "memoryservice: deleting a retired update record", "update", id, "err", err)
-		return false
+	if err := s.deleteRecord(ctx, k); err != nil {
+		return false, fmt.Errorf("delete retired update record %s: %w", k.id, err)
 	}
-	return true
+	return true, nil
 }

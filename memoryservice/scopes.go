@@ -5,32 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
-	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// scopeRecord indexes a scope of a memory store, so deleting the store
-// can forget every scope, and the scope's updates.
+// scopeRecord notes a scope of a memory store, in the store's partition
+// (scopesUser), so deleting the store can forget every scope and the
+// sweep can visit each.
 type scopeRecord struct {
 	Store string `json:"store"`
 	Scope string `json:"scope"`
-	// Updates names the scope's update records, so deleting the scope
-	// and retiring finished updates read only the scope's.
+	// Updates names the scope's update records written before updates
+	// had partitions of their own (they are under RegistryUserID), until
+	// the sweep retires them; no update is added to it any more.
 	Updates []updateRef `json:"updates,omitempty"`
 }
 
 // noteScope records that memory store name has scope (once).
 func (s *Service) noteScope(ctx context.Context, name, scope string) error {
-	err := s.putRecord(ctx, scopeDocID(name, scope), store.CreateOnly, s.cfg.Now(), false, scopeRecord{Store: name, Scope: scope})
+	err := s.putRecord(ctx, scopeKey(name, scope), store.CreateOnly, s.cfg.Now(), false, scopeRecord{Store: name, Scope: scope})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
 	}
 	return err
 }
 
-// updateRef is one update of a scope, as the scope's record lists it.
+// updateRef is an older update of a scope, as the scope's record lists it.
 type updateRef struct {
 	ID        string    `json:"id"`
 	CreatedAt time.Time `json:"created_at"`
@@ -42,26 +44,23 @@ const maxScopeAttempts = 5
 
 // changeScope applies change to the record of a scope of memory store
 // name and writes it under the ETag it was read with, retrying on a
-// conflict. A scope with no record gets one only when create is set.
-// change reports whether there is anything to write.
-func (s *Service) changeScope(ctx context.Context, name, scope string, create bool, change func(*scopeRecord) bool) error {
-	id := scopeDocID(name, scope)
+// conflict; a scope with no record is left so. change reports whether
+// there is anything to write.
+func (s *Service) changeScope(ctx context.Context, name, scope string, change func(*scopeRecord) bool) error {
+	k := scopeKey(name, scope)
 	for range maxScopeAttempts {
 		rec := scopeRecord{Store: name, Scope: scope}
-		etag, err := s.getRecord(ctx, id, &rec)
+		etag, err := s.getRecord(ctx, k, &rec)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			if !create {
-				return nil
-			}
-			etag = store.CreateOnly
+			return nil
 		case err != nil:
 			return err
 		}
 		if !change(&rec) {
 			return nil
 		}
-		err = s.putRecord(ctx, id, etag, s.cfg.Now(), false, rec)
+		err = s.putRecord(ctx, k, etag, s.cfg.Now(), false, rec)
 		if !errors.Is(err, store.ErrConflict) {
 			return err
 		}
@@ -69,20 +68,10 @@ func (s *Service) changeScope(ctx context.Context, name, scope string, create bo
 	return fmt.Errorf("memoryservice: scope record of %q in %q: %w", scope, name, store.ErrConflict)
 }
 
-// indexUpdate lists update id in its scope's record (made if the scope has
-// none), before the update's own record is written: a crash between the
-// two leaves a name of nothing, which the sweep drops, never a record that
-// deleting the scope would not find.
-func (s *Service) indexUpdate(ctx context.Context, name, scope, id string, created time.Time) error {
-	return s.changeScope(ctx, name, scope, true, func(sc *scopeRecord) bool {
-		sc.Updates = append(sc.Updates, updateRef{ID: id, CreatedAt: created})
-		return true
-	})
-}
-
-// deleteScopeUpdates removes the update records a scope's record lists,
-// dropping a queued one from the schedule. The caller holds the scope's
-// accept and run locks.
+// deleteScopeUpdates removes a scope's update records (its partition's,
+// and the older ones its record lists) with their markers, dropping a
+// queued one from the schedule. The caller holds the scope's accept and
+// run locks.
 func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) error {
 	userID := UserID(name, scope)
 	s.mu.Lock()
@@ -91,8 +80,21 @@ func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) er
 		delete(s.pending, userID)
 	}
 	s.mu.Unlock()
+	part := updatesUser(scopeHash(name, scope))
+	docs, err := s.listRecords(ctx, part, "update.", store.SessionFilter{})
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := s.deleteRecord(ctx, activeKey(strings.TrimPrefix(d.ID, "update."))); err != nil {
+			return err
+		}
+		if err := s.deleteRecord(ctx, recKey{part, d.ID}); err != nil {
+			return err
+		}
+	}
 	var sc scopeRecord
-	_, err := s.getRecord(ctx, scopeDocID(name, scope), &sc)
+	_, err = s.getRecord(ctx, scopeKey(name, scope), &sc)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -100,7 +102,7 @@ func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) er
 		return err
 	}
 	for _, ref := range sc.Updates {
-		if err := s.deleteRecord(ctx, updateDocID(ref.ID)); err != nil {
+		if err := s.deleteRecord(ctx, updateKey(ref.ID)); err != nil {
 			return err
 		}
 	}
@@ -139,7 +141,10 @@ func (s *Service) deleteScope(w http.ResponseWriter, r *http.Request) (scopeDele
 }
 
 // forgetScope deletes everything of a scope: its queued and past updates,
-// then every memory and turn (provider.ForgetUser), then its index record.
+// then every memory and turn (provider.ForgetUser), then its index
+// record, and erases all of it from the store's files. A scope that holds
+// nothing is a 404 naming the scope, and nothing is logged. A forget of
+// the scope left incomplete before is completed first.
 func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	def, _, err := s.loadStore(ctx, name)
 	if err != nil {
@@ -154,6 +159,21 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	defer unlockAccept()
 	unlockRun := s.lockScope("run", userID)
 	defer unlockRun()
+	completed, err := s.completeUnfinished(ctx, ofUser(userID))
+	if err != nil {
+		s.log.ErrorContext(ctx, "memoryservice: a forget of the scope is still not complete", "store", name, "err", err)
+		return notErased()
+	}
+	held, err := s.scopeHolds(ctx, name, scope)
+	if err != nil {
+		return err
+	}
+	if !held {
+		if completed > 0 { // the retry of a delete_scope: now complete
+			return nil
+		}
+		return notFound("scope", "scope %q of memory store %q holds no memories", scope, name)
+	}
 	if err := s.deleteScopeUpdates(ctx, name, scope); err != nil {
 		return err
 	}
@@ -161,8 +181,40 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.ForgetUser(ctx, userID); err != nil && !errors.Is(err, provider.ErrNotLogged) {
+	rc, err := p.ForgetUser(ctx, userID)
+	if err != nil && (rc == nil || !incomplete(err)) {
 		return err
 	}
-	return s.deleteRecord(ctx, scopeDocID(name, scope))
+	// The scope's record goes now, so the scrub that completes the
+	// forget erases it too (its document is full-text indexed).
+	if err := s.deleteRecord(ctx, scopeKey(name, scope)); err != nil {
+		return err
+	}
+	// Logs the forget if ForgetUser could not, and scrubs: each step is
+	// safe to repeat.
+	return s.complete(ctx, name, p, rc)
+}
+
+// scopeHolds reports whether a scope of memory store name has a record
+// or any memory, turn or interaction.
+func (s *Service) scopeHolds(ctx context.Context, name, scope string) (bool, error) {
+	var sc scopeRecord
+	_, err := s.getRecord(ctx, scopeKey(name, scope), &sc)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	userID := UserID(name, scope)
+	ss, err := s.st.ListSessions(ctx, userID, store.SessionFilter{Limit: 1})
+	if err != nil || len(ss) > 0 {
+		return len(ss) > 0, err
+	}
+	ins, err := s.st.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true, Limit: 1})
+	if err != nil || len(ins) > 0 {
+		return len(ins) > 0, err
+	}
+	its, err := s.st.ListInteractions(ctx, userID, store.InteractionFilter{Limit: 1})
+	return len(its) > 0, err
 }

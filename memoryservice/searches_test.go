@@ -79,15 +79,15 @@ func TestPreviousSearchIDMustBeOfTheSameScope(t *testing.T) {
 	}
 }
 
-// delete_scope forgets the scope's searches; deleting the store forgets
-// all of its.
+// delete_scope forgets the scope's searches, even of a scope that holds
+// no memories (answered 404); deleting the store forgets all of its.
 func TestForgettingDropsTheSearches(t *testing.T) {
 	s := start(t, dbPath(t), Config{})
 	s.createStore("travel", nil)
 	alice, _ := s.searchID("travel", "alice", "", "I am going to Lisbon soon.")
 	bob, _ := s.searchID("travel", "bob", "", "I am going to Porto soon.")
 	code, out, _ := s.do("POST", "/memory_stores/travel:delete_scope", map[string]any{"scope": "alice"})
-	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.Equal(t, http.StatusNotFound, code, "only searched, alice has no memories: %v", out)
 	code, out = s.searchWith("travel", "alice", alice, "And then?")
 	assert.Equal(t, http.StatusBadRequest, code, "%v", out)
 	bob2, _ := s.searchID("travel", "bob", bob, "And then?")

@@ -22,6 +22,9 @@ import (
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultUpdateDelay  = 300 * time.Second
+	// DefaultUpdateWorkers is how many updates run at once when
+	// Config.UpdateWorkers is zero.
+	DefaultUpdateWorkers = 4
 )
 
 // Config configures a Service. Models, or Chat (or Mini) and Embedder, are
@@ -103,6 +106,10 @@ type Config struct {
 	// A RateBurst of zero means DefaultRateBurst (or RateLimit, if more).
 	RateLimit float64
 	RateBurst int
+	// UpdateWorkers is how many updates run at once; the others due
+	// wait their turn, in the order they became due. Zero means
+	// DefaultUpdateWorkers.
+	UpdateWorkers int
 }
 
 // MinKeyLen is the length an API key needs at least, in bytes.
@@ -132,16 +139,24 @@ type Service struct {
 	mu        sync.Mutex
 	providers map[string]*provider.MemoryProvider // by memory store name
 	pending   map[string]*scheduled               // queued update by scope user id
-	scopeMu   map[string]*sync.Mutex              // serialises a scope's accepts and runs
+	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs
 	searches  *searchLog                          // for previous_search_id
-	closed    bool
-	ready     bool
-	stopSweep chan struct{} // closed by Close
-	sweepDone chan struct{} // closed when the sweep loop has returned
-	wg        sync.WaitGroup
-	runCtx    context.Context
-	cancelRun context.CancelFunc
-	limit     *limiter // nil: no rate limit
+	// unfinished are the forgets not yet logged or erased, by receipt,
+	// with their memory store's name (settle).
+	unfinished map[*provider.Receipt]string
+	closed     bool
+	ready      bool
+	stopSweep  chan struct{} // closed by Close
+	sweepDone  chan struct{} // closed when the sweep loop has returned
+	lastRetire time.Time     // when the sweep last retired finished updates
+	wg         sync.WaitGroup
+	runCtx     context.Context
+	cancelRun  context.CancelFunc
+	limit      *limiter // nil: no rate limit
+	// runQueue holds the due updates waiting for one of the
+	// Config.UpdateWorkers workers; workers is how many are running.
+	runQueue []runJob
+	workers  int
 }
 
 // New returns a service on st and resumes the updates that were accepted
@@ -184,6 +199,9 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if cfg.UpdateRetention <= 0 {
 		cfg.UpdateRetention = DefaultUpdateRetention
 	}
+	if cfg.UpdateWorkers <= 0 {
+		cfg.UpdateWorkers = DefaultUpdateWorkers
+	}
 	if cfg.RateLimit == 0 {
 		cfg.RateLimit = DefaultRateLimit
 	}
@@ -206,9 +224,13 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*sync.Mutex{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.routes()
+	if err := s.migrate(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
 	if err := s.resume(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -273,19 +295,35 @@ func (s *Service) Ready() bool {
 	return s.ready
 }
 
+// scopeLock is the lock of one scope's accepts or runs, kept in
+// Service.scopeMu while refs (holders and waiters) is above zero.
+type scopeLock struct {
+	sync.Mutex
+	refs int // guarded by Service.mu
+}
+
 // lockScope serialises the accepts (what "accept") or the runs ("run")
-// of one scope.
+// of one scope. The lock is dropped from the map when its last holder or
+// waiter is done, so the map holds only the scopes in use.
 func (s *Service) lockScope(what, userID string) func() {
 	key := what + "\x00" + userID
 	s.mu.Lock()
-	m, ok := s.scopeMu[key]
+	l, ok := s.scopeMu[key]
 	if !ok {
-		m = &sync.Mutex{}
-		s.scopeMu[key] = m
+		l = &scopeLock{}
+		s.scopeMu[key] = l
 	}
+	l.refs++
 	s.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	l.Lock()
+	return func() {
+		l.Unlock()
+		s.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.scopeMu, key)
+		}
+		s.mu.Unlock()
+	}
 }
 
 func newID(prefix string) string {

@@ -45,7 +45,7 @@ func TestAnUpdateCutByShutdownResumes(t *testing.T) {
 	assert.Error(t, s.svc.Close(ctx), "the drain ran out of time")
 
 	var rec updateRecord
-	_, err = s.svc.getRecord(context.Background(), updateDocID(id), &rec)
+	_, err = s.svc.getRecord(context.Background(), updateKey(id), &rec)
 	require.NoError(t, err)
 	assert.Equal(t, statusInProgress, rec.Status, "cut short, not failed")
 	s.stop()
@@ -66,7 +66,7 @@ func TestARunWaitingForADeletedScopeWritesNothing(t *testing.T) {
 	unlock := s.svc.lockScope("run", userID) // as delete_scope holds it
 	id := s.update("support", "gina", 0, "I prefer tea.")
 	time.Sleep(100 * time.Millisecond) // the update is due and waits for the lock
-	require.NoError(t, s.svc.deleteRecord(context.Background(), updateDocID(id)))
+	require.NoError(t, s.svc.deleteRecord(context.Background(), updateKey(id)))
 	p, err := s.svc.providerFor(&memoryStore{Name: "support"})
 	require.NoError(t, err)
 	_, err = p.ForgetUser(context.Background(), userID)
@@ -75,7 +75,7 @@ func TestARunWaitingForADeletedScopeWritesNothing(t *testing.T) {
 	s.svc.wg.Wait() // the run, now past the lock
 
 	var rec updateRecord
-	_, err = s.svc.getRecord(context.Background(), updateDocID(id), &rec)
+	_, err = s.svc.getRecord(context.Background(), updateKey(id), &rec)
 	assert.ErrorIs(t, err, store.ErrNotFound, "the record is not written again")
 	ss, err := s.st.ListSessions(context.Background(), userID, store.SessionFilter{})
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package memoryservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -141,7 +142,7 @@ func (s *Service) loadStore(ctx context.Context, name string) (*memoryStore, str
 		return nil, "", err
 	}
 	var m memoryStore
-	etag, err := s.getRecord(ctx, storeDocID(name), &m)
+	etag, err := s.getRecord(ctx, storeKey(name), &m)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", notFound("name", "memory store %q not found", name)
 	}
@@ -189,7 +190,7 @@ func (s *Service) createStore(w http.ResponseWriter, r *http.Request) (*memorySt
 		}
 		return nil, err
 	}
-	err := s.putRecord(r.Context(), storeDocID(m.Name), store.CreateOnly, now, false, m)
+	err := s.putRecord(r.Context(), storeKey(m.Name), store.CreateOnly, now, false, m)
 	if errors.Is(err, store.ErrConflict) {
 		return nil, conflict("name", "a memory store named %q already exists", m.Name)
 	}
@@ -241,7 +242,7 @@ func (s *Service) updateStore(w http.ResponseWriter, r *http.Request) (*memorySt
 			m.Metadata = req.Metadata
 		}
 		m.UpdatedAt = s.cfg.Now().Unix()
-		err = s.putRecord(r.Context(), storeDocID(name), etag, time.Unix(m.CreatedAt, 0), false, m)
+		err = s.putRecord(r.Context(), storeKey(name), etag, time.Unix(m.CreatedAt, 0), false, m)
 		if errors.Is(err, store.ErrConflict) && attempt < maxStoreAttempts {
 			continue // changed meanwhile: apply the change to the new version
 		}
@@ -257,7 +258,7 @@ func (s *Service) listStores(w http.ResponseWriter, r *http.Request) (listPage[*
 	if err != nil {
 		return listPage[*memoryStore]{}, err
 	}
-	docs, err := s.listRecords(r.Context(), "store.", store.SessionFilter{})
+	docs, err := s.listRecords(r.Context(), RegistryUserID, "store.", store.SessionFilter{})
 	if err != nil {
 		return listPage[*memoryStore]{}, err
 	}
@@ -265,7 +266,7 @@ func (s *Service) listStores(w http.ResponseWriter, r *http.Request) (listPage[*
 	for _, d := range docs {
 		var m memoryStore
 		if _, err := s.getRecordFrom(d, &m); err != nil {
-			s.log.WarnContext(r.Context(), "memoryservice: unreadable memory store record skipped", "id", d.ID, "err", err)
+			s.log.ErrorContext(r.Context(), "memoryservice: unreadable memory store record skipped", "id", d.ID, "err", err)
 			continue
 		}
 		if !mayReach(r, m.Name) {
@@ -297,16 +298,19 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDele
 	defer s.searches.drop(name, "", true, s.cfg.Now())
 	// Forget every scope, then the store's updates, then the definition:
 	// a failure midway leaves the definition, so the delete can be retried.
-	scopes, err := s.listRecords(ctx, "scope."+name+".", store.SessionFilter{})
+	scopes, err := s.listRecords(ctx, scopesUser(name), "scope.", store.SessionFilter{})
 	if err != nil {
 		return storeDeleted{}, err
 	}
 	for _, d := range scopes {
 		var sc scopeRecord
 		if _, err := s.getRecordFrom(d, &sc); err != nil || sc.Store != name {
-			continue
+			// Its scope cannot be forgotten: the store stays, rather than
+			// leave the scope's memories orphaned (answered 500, logged).
+			return storeDeleted{}, errors.Join(err, fmt.Errorf("memoryservice: scope record %s of memory store %q is unreadable", d.ID, name))
 		}
-		if err := s.forgetScope(ctx, name, sc.Scope); err != nil {
+		var ae *apiError
+		if err := s.forgetScope(ctx, name, sc.Scope); err != nil && !(errors.As(err, &ae) && ae.Status == http.StatusNotFound) {
 			return storeDeleted{}, err
 		}
 	}
@@ -314,7 +318,7 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDele
 		return storeDeleted{}, err
 	}
 	s.dropProvider(ctx, name)
-	if err := s.deleteRecord(ctx, storeDocID(name)); err != nil {
+	if err := s.deleteRecord(ctx, storeKey(name)); err != nil {
 		return storeDeleted{}, err
 	}
 	return storeDeleted{Object: "memory_store.deleted", Name: name, Deleted: true}, nil

@@ -2,9 +2,11 @@ package memoryservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
@@ -66,9 +68,16 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	}
 	ctx = usage.WithMeter(ctx, meter)
 	now := s.cfg.Now()
-	rec := &updateRecord{ID: newID("memupd_"), Store: a.store, Scope: a.scope, Status: statusQueued,
+	rec := &updateRecord{ID: newUpdateID(a.store, a.scope), Store: a.store, Scope: a.scope, Status: statusQueued,
 		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), SessionID: newID("mss_")}
-	if err := s.indexUpdate(ctx, a.store, a.scope, rec.ID, now); err != nil {
+	// The scope's record, so the store's deletion finds the scope; then
+	// the update's marker, so a restart finds the update, before its
+	// record (a marker of nothing is dropped at the next start).
+	if err := s.noteScope(ctx, a.store, a.scope); err != nil {
+		restore()
+		return updateResponse{}, err
+	}
+	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, now, true, struct{}{}); err != nil {
 		restore()
 		return updateResponse{}, err
 	}
@@ -78,7 +87,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	} else if a.continues != "" {
 		rec.SessionID, rec.Reopened = a.continues, true
 	}
-	if err := s.putRecord(ctx, updateDocID(rec.ID), store.CreateOnly, now, true, rec); err != nil {
+	if err := s.putRecord(ctx, updateKey(rec.ID), store.CreateOnly, now, true, rec); err != nil {
 		restore()
 		return updateResponse{}, err
 	}
@@ -90,7 +99,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 		}
 		if !ok { // gone or busy: a session of its own
 			rec.SessionID, rec.Reopened = newID("mss_"), false
-			if err := s.putRecord(ctx, updateDocID(rec.ID), "", now, true, rec); err != nil {
+			if err := s.putRecord(ctx, updateKey(rec.ID), "", now, true, rec); err != nil {
 				restore()
 				return updateResponse{}, err
 			}
@@ -110,14 +119,16 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 		}
 		rec.Turns++
 	}
-	if err := s.putRecord(ctx, updateDocID(rec.ID), "", now, true, rec); err != nil {
+	if err := s.putRecord(ctx, updateKey(rec.ID), "", now, true, rec); err != nil {
 		restore()
 		return updateResponse{}, err
 	}
 	if old != nil {
 		old.rec.Status, old.rec.SupersededBy = statusSuperseded, rec.ID
-		if err := s.putRecord(ctx, updateDocID(old.rec.ID), "", old.rec.CreatedAt, false, old.rec); err != nil {
+		if err := s.putRecord(ctx, updateKey(old.rec.ID), "", old.rec.CreatedAt, false, old.rec); err != nil {
 			s.log.WarnContext(ctx, "memoryservice: marking a superseded update", "update", old.rec.ID, "err", err)
+		} else {
+			s.unmark(ctx, old.rec.ID)
 		}
 	}
 	accepted := rec.response() // before the runner owns rec
@@ -155,30 +166,54 @@ func (s *Service) fire(userID string, sc *scheduled) {
 		return
 	}
 	delete(s.pending, userID)
-	s.wg.Add(1)
+	s.enqueueRun(runJob{rec: sc.rec, meter: sc.meter})
 	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		s.run(usage.WithMeter(s.runCtx, sc.meter), sc.rec)
-	}()
+}
+
+// enqueueRun queues a due update for a worker, starting one if fewer than
+// Config.UpdateWorkers are running: the updates due at once wait their
+// turn rather than all running together. The caller holds s.mu.
+func (s *Service) enqueueRun(job runJob) {
+	s.runQueue = append(s.runQueue, job)
+	if s.workers < s.cfg.UpdateWorkers {
+		s.workers++
+		s.wg.Add(1)
+		go s.worker()
+	}
+}
+
+// worker runs queued updates until the queue is empty or the service
+// closes (the updates left queued are still queued or in progress in the
+// store, and resume at the next start).
+func (s *Service) worker() {
+	defer s.wg.Done()
+	for {
+		s.mu.Lock()
+		if s.closed || len(s.runQueue) == 0 {
+			s.workers--
+			s.runQueue = nil // releases the backing array
+			s.mu.Unlock()
+			return
+		}
+		job := s.runQueue[0]
+		s.runQueue[0] = runJob{}
+		s.runQueue = s.runQueue[1:]
+		s.mu.Unlock()
+		meter := job.meter
+		if meter == nil {
+			meter = &usage.Meter{}
+		}
+		s.run(usage.WithMeter(s.runCtx, meter), job.rec)
+	}
 }
 
 // resume schedules the updates a previous process accepted and did not
 // finish: for each scope the newest queued one at its due time, the others
 // (and those in progress) at once.
 func (s *Service) resume(ctx context.Context) error {
-	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{Status: store.SessionActive})
+	recs, err := s.unfinishedUpdates(ctx)
 	if err != nil {
 		return fmt.Errorf("memoryservice: resume updates: %w", err)
-	}
-	var recs []*updateRecord
-	for _, d := range docs {
-		var rec updateRecord
-		if _, err := s.getRecordFrom(d, &rec); err != nil || !rec.active() {
-			s.log.WarnContext(ctx, "memoryservice: unreadable update record skipped", "id", d.ID, "err", err)
-			continue
-		}
-		recs = append(recs, &rec)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].CreatedAt.Before(recs[j].CreatedAt) })
 	newest := map[string]*updateRecord{}
@@ -197,9 +232,10 @@ func (s *Service) resume(ctx context.Context) error {
 	for _, rec := range recs {
 		if last := lastOf[rec.SessionID]; rec.Status == statusQueued && last != rec {
 			rec.Status, rec.SupersededBy = statusSuperseded, last.ID
-			if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, false, rec); err != nil {
+			if err := s.putRecord(ctx, updateKey(rec.ID), "", rec.CreatedAt, false, rec); err != nil {
 				return fmt.Errorf("memoryservice: resume updates: supersede %s: %w", rec.ID, err)
 			}
+			s.unmark(ctx, rec.ID)
 			s.log.InfoContext(ctx, "memoryservice: an update left queued by a crash superseded", "update", rec.ID, "superseded_by", last.ID)
 			continue
 		}
@@ -213,9 +249,51 @@ func (s *Service) resume(ctx context.Context) error {
 		}
 		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
 		s.mu.Lock()
-		s.wg.Add(1)
+		s.enqueueRun(runJob{rec: rec})
 		s.mu.Unlock()
-		go func() { defer s.wg.Done(); s.run(usage.WithMeter(s.runCtx, &usage.Meter{}), rec) }()
 	}
 	return nil
+}
+
+// runJob is a due update waiting for a worker.
+type runJob struct {
+	rec   *updateRecord
+	meter *usage.Meter
+}
+
+// unfinishedUpdates reads the updates not yet finished: those the
+// markers name (dropping the markers of records finished or gone), and
+// the older ones kept active under RegistryUserID.
+func (s *Service) unfinishedUpdates(ctx context.Context) ([]*updateRecord, error) {
+	marks, err := s.listRecords(ctx, activeUser, "update.", store.SessionFilter{})
+	if err != nil {
+		return nil, err
+	}
+	var recs []*updateRecord
+	for _, m := range marks {
+		id := strings.TrimPrefix(m.ID, "update.")
+		var rec updateRecord
+		_, err := s.getRecord(ctx, updateKey(id), &rec)
+		switch {
+		case errors.Is(err, store.ErrNotFound) || (err == nil && !rec.active()):
+			s.unmark(ctx, id)
+		case err != nil:
+			s.log.ErrorContext(ctx, "memoryservice: unreadable update record not resumed", "update", id, "err", err)
+		default:
+			recs = append(recs, &rec)
+		}
+	}
+	older, err := s.listRecords(ctx, RegistryUserID, "update.", store.SessionFilter{Status: store.SessionActive})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range older {
+		var rec updateRecord
+		if _, err := s.getRecordFrom(d, &rec); err != nil || !rec.active() {
+			s.log.ErrorContext(ctx, "memoryservice: unreadable update record not resumed", "id", d.ID, "err", err)
+			continue
+		}
+		recs = append(recs, &rec)
+	}
+	return recs, nil
 }

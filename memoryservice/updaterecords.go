@@ -102,13 +102,14 @@ func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *upd
 	return nil
 }
 
-// deleteUpdates removes the update records of memory store name that no
-// scope lists any more (those of versions before the scope index), once
-// every scope has been forgotten, dropping queued ones from the schedule.
-// It reads every update record, as deleting a store is rare; deleting a
-// scope reads only the scope's (deleteScopeUpdates).
+// deleteUpdates removes the update records of memory store name written
+// before updates had partitions of their own that no scope lists any more,
+// once every scope has been forgotten, dropping queued ones from the
+// schedule. It reads the registry's every older update record, as
+// deleting a store is rare; deleting a scope reads only the scope's
+// (deleteScopeUpdates).
 func (s *Service) deleteUpdates(ctx context.Context, name string) error {
-	docs, err := s.listRecords(ctx, "update.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, RegistryUserID, "update.", store.SessionFilter{})
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func (s *Service) deleteUpdates(ctx context.Context, name string) error {
 			delete(s.pending, userID)
 		}
 		s.mu.Unlock()
-		if err := s.deleteRecord(ctx, d.ID); err != nil {
+		if err := s.deleteRecord(ctx, recKey{RegistryUserID, d.ID}); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,7 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	// The scope may have been deleted while this run waited for the lock:
 	// its record went with it, and nothing is to be written again.
 	var cur updateRecord
-	if _, err := s.getRecord(ctx, updateDocID(rec.ID), &cur); err != nil || !cur.active() {
+	if _, err := s.getRecord(ctx, updateKey(rec.ID), &cur); err != nil || !cur.active() {
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
 		}
@@ -58,9 +58,10 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		}
 	}
 	rec.Status = statusInProgress
-	if err := s.putRecord(ctx, updateDocID(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
+	if err := s.putRecord(ctx, updateKey(rec.ID), "", rec.CreatedAt, true, rec); err != nil {
 		log.WarnContext(ctx, "memoryservice: marking an update in progress", "err", err)
 	}
+	var profileErr error // the memories are written, the profile is not
 	end := rec.Turns > 0
 	if rec.Reopened { // not if forgotten meanwhile, or ended before a crash
 		end = s.sessionActive(ctx, userID, rec.SessionID)
@@ -81,7 +82,7 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 		}
 		if def.profileEnabled() {
 			if _, err := p.Reflector().ReflectLongTerm(ctx, userID); err != nil {
-				log.WarnContext(ctx, "memoryservice: long-term profile not updated", "err", err)
+				profileErr = err
 			}
 		}
 	}
@@ -99,6 +100,16 @@ func (s *Service) run(ctx context.Context, rec *updateRecord) {
 	}
 	res := &updateResult{MemoryOperations: diffItems(rec.Scope, rec.Before, after, s.cfg.Now()), Usage: usageOf(meter)}
 	rec.Result = res
+	if profileErr != nil && ctx.Err() == nil {
+		log.ErrorContext(ctx, "memoryservice: update failed: long-term profile not updated", "err", profileErr)
+		// Failed, as the API has no other way to say it, with the result
+		// of what it did write.
+		rec.Status = statusFailed
+		rec.Error = &apiError{Code: "profile_not_updated", Type: "server_error",
+			Message: "the memories were updated (the result lists them), but the long-term profile was not; the scope's next update makes it anew"}
+		s.store(ctx, rec)
+		return
+	}
 	s.finish(ctx, rec, nil)
 }
 
@@ -156,7 +167,23 @@ func (s *Service) finish(ctx context.Context, rec *updateRecord, err error) {
 	} else {
 		rec.Status = statusCompleted
 	}
-	if perr := s.putRecord(context.WithoutCancel(ctx), updateDocID(rec.ID), "", rec.CreatedAt, false, rec); perr != nil {
+	s.store(ctx, rec)
+}
+
+// store writes a finished update's record, then drops its marker.
+func (s *Service) store(ctx context.Context, rec *updateRecord) {
+	ctx = context.WithoutCancel(ctx)
+	if perr := s.putRecord(ctx, updateKey(rec.ID), "", rec.CreatedAt, false, rec); perr != nil {
 		s.log.ErrorContext(ctx, "memoryservice: storing an update's outcome", "update", rec.ID, "err", perr)
+		return
+	}
+	s.unmark(ctx, rec.ID)
+}
+
+// unmark drops the marker of an update that finished (a marker left by a
+// crash is dropped at the next start).
+func (s *Service) unmark(ctx context.Context, id string) {
+	if err := s.deleteRecord(ctx, activeKey(id)); err != nil {
+		s.log.WarnContext(ctx, "memoryservice: dropping a finished update's marker", "update", id, "err", err)
 	}
 }

@@ -50,7 +50,7 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request) (update
 	}
 	var prev updateRecord
 	if req.PreviousUpdateID != "" {
-		_, err := s.getRecord(ctx, updateDocID(req.PreviousUpdateID), &prev)
+		_, err := s.getRecord(ctx, updateKey(req.PreviousUpdateID), &prev)
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && prev.Store != name) {
 			return updateResponse{}, badRequest("previous_update_id", "%q is not an update of memory store %q", req.PreviousUpdateID, name)
 		}
@@ -98,7 +98,7 @@ func (s *Service) getUpdate(w http.ResponseWriter, r *http.Request) (updateRespo
 		return updateResponse{}, err
 	}
 	var rec updateRecord
-	_, err = s.getRecord(r.Context(), updateDocID(id), &rec)
+	_, err = s.getRecord(r.Context(), updateKey(id), &rec)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) || (err == nil && rec.Store != name) {
 		return updateResponse{}, notFound("update_id", "update %q not found in memory store %q", id, name)
 	}

@@ -141,10 +141,10 @@ func TestAnUpdateInProgressAtCrashIsRunAgain(t *testing.T) {
 	id := s.update("support", "erin", 3600, "I prefer aisle seats.")
 	// As a crash mid-run leaves it: marked in progress in the store.
 	var rec updateRecord
-	_, err := s.svc.getRecord(context.Background(), updateDocID(id), &rec)
+	_, err := s.svc.getRecord(context.Background(), updateKey(id), &rec)
 	require.NoError(t, err)
 	rec.Status = statusInProgress
-	require.NoError(t, s.svc.putRecord(context.Background(), updateDocID(id), "", rec.CreatedAt, true, &rec))
+	require.NoError(t, s.svc.putRecord(context.Background(), updateKey(id), "", rec.CreatedAt, true, &rec))
 	s.stop()
 
 	s2 := start(t, path, Config{}) // in progress runs at once, whatever its due time
@@ -166,11 +166,12 @@ func TestACrashBeforeSupersedingLeavesOneQueuedUpdate(t *testing.T) {
 	// As the crash leaves it: the first still queued, on the same session.
 	ctx := context.Background()
 	var rec updateRecord
-	_, err := s.svc.getRecord(ctx, updateDocID(first), &rec)
+	_, err := s.svc.getRecord(ctx, updateKey(first), &rec)
 	require.NoError(t, err)
 	require.Equal(t, statusSuperseded, rec.Status)
 	rec.Status, rec.SupersededBy = statusQueued, ""
-	require.NoError(t, s.svc.putRecord(ctx, updateDocID(first), "", rec.CreatedAt, true, &rec))
+	require.NoError(t, s.svc.putRecord(ctx, updateKey(first), "", rec.CreatedAt, true, &rec))
+	require.NoError(t, s.svc.putRecord(ctx, activeKey(first), "", rec.CreatedAt, true, struct{}{}), "and its marker")
 	s.stop()
 
 	clk := &clock{}

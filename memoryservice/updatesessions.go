@@ -24,7 +24,7 @@ func (s *Service) continuedSession(ctx context.Context, prev *updateRecord) (str
 			break
 		}
 		var next updateRecord
-		_, err := s.getRecord(ctx, updateDocID(cur.SupersededBy), &next)
+		_, err := s.getRecord(ctx, updateKey(cur.SupersededBy), &next)
 		if errors.Is(err, store.ErrNotFound) {
 			return "", nil // retired or forgotten
 		}

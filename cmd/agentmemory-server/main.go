@@ -4,7 +4,7 @@
 //
 //	go run ./cmd/agentmemory-server [-addr 127.0.0.1:8080] [-db agentmemory.db] [-offline] [-v] [-tls-cert F -tls-key F]
 //	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h] [-allowed-origins https://app.example,...]
-//	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512]
+//	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512] [-update-workers 4]
 //	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
 //
 // # Memory and models
@@ -129,6 +129,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	origins := fs.String("allowed-origins", originsDefault, "comma-separated web origins (https://app.example) whose pages may call the server from a browser (default $AGENTMEMORY_SERVER_ALLOWED_ORIGINS)")
 	rate := fs.Float64("rate-limit", memoryservice.DefaultRateLimit, "requests a second per API key (without keys: for all requests); negative for no limit")
 	burst := fs.Int("rate-burst", memoryservice.DefaultRateBurst, "requests per API key in a burst above -rate-limit")
+	workers := fs.Int("update-workers", memoryservice.DefaultUpdateWorkers, "how many memory updates run at once; the others due wait their turn")
 	limits := connFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -138,6 +139,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	if *rate == 0 || *burst <= 0 {
 		return errors.New("-rate-limit must not be 0 (negative for no limit) and -rate-burst must be positive")
+	}
+	if *workers <= 0 {
+		return errors.New("-update-workers must be positive")
 	}
 	if *sweep <= 0 || *retention <= 0 {
 		return errors.New("-sweep-interval and -update-retention must be positive")
@@ -189,7 +193,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	defer st.Close()
 	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
 		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey,
-		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst})
+		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst, UpdateWorkers: *workers})
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func TestServeAndDrain(t *testing.T) {
 // -trust-forwarded makes Operation-Location the proxy's address; the
 // sweep and retention flags refuse what is not a positive duration.
 func TestServerFlags(t *testing.T) {
-	for _, bad := range [][]string{{"-sweep-interval", "0s"}, {"-update-retention", "-1h"}, {"-sweep-interval", "soon"}} {
+	for _, bad := range [][]string{{"-sweep-interval", "0s"}, {"-update-retention", "-1h"}, {"-sweep-interval", "soon"}, {"-update-workers", "0"}} {
 		err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, bad...), env(nil), io.Discard, nil)
 		require.Error(t, err, "%v", bad)
 		assert.Contains(t, err.Error(), bad[0])

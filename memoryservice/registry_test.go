@@ -1,0 +1,188 @@
+package memoryservice
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+// listLog is a real store that records which registry partitions are
+// listed, and the ids each listing returned.
+type listLog struct {
+	store.Store
+	mu    sync.Mutex
+	lists map[string][][]string // by partition
+}
+
+func (l *listLog) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+	docs, err := l.Store.ListSessions(ctx, userID, f)
+	if strings.HasPrefix(userID, RegistryUserID) {
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.ID
+		}
+		l.mu.Lock()
+		l.lists[userID] = append(l.lists[userID], ids)
+		l.mu.Unlock()
+	}
+	return docs, err
+}
+
+// take returns the listings recorded since the last take.
+func (l *listLog) take() map[string][][]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.lists
+	l.lists = map[string][][]string{}
+	return out
+}
+
+func startLogged(t *testing.T, cfg Config) (*server, *listLog) {
+	t.Helper()
+	path := dbPath(t)
+	l := &listLog{lists: map[string][][]string{}}
+	s := startOn(t, func(t testing.TB, dims int) store.Store {
+		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
+		require.NoError(t, err)
+		l.Store = st
+		return l
+	}, cfg)
+	return s, l
+}
+
+// Listing the memory stores reads the store definitions only; the sweep
+// reads each store's scopes and each scope's finished updates; delete_scope
+// reads the scope's updates only: no read returns another kind's, store's
+// or scope's records.
+func TestRegistryReadsFollowTheQuestion(t *testing.T) {
+	clk := &clock{}
+	s, l := startLogged(t, Config{Now: clk.Now, SweepInterval: time.Hour, RateLimit: -1})
+	for _, name := range []string{"alpha", "beta"} {
+		s.createStore(name, nil)
+		for _, scope := range []string{"alice", "bob"} {
+			operations(t, s.wait(name, s.update(name, scope, 0, "I live in Porto.")))
+			s.update(name, scope, 3600, "I play the cello.")
+		}
+	}
+	l.take()
+
+	code, out, _ := s.do("GET", "/memory_stores", nil)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	got := l.take()
+	assert.Equal(t, [][]string{{"store.alpha", "store.beta"}}, sorted(got[RegistryUserID]), "the definitions alone")
+	assert.Len(t, got, 1, "and nothing else: %v", got)
+
+	clk.Add(48 * time.Hour)
+	require.NoError(t, s.svc.sweep(context.Background()))
+	got = l.take()
+	for part, lists := range got {
+		for _, ids := range lists {
+			for _, id := range ids {
+				switch {
+				case part == RegistryUserID:
+					assert.True(t, strings.HasPrefix(id, "store."), "%s in %s", id, part)
+				case strings.HasPrefix(part, scopesUser("")):
+					name := strings.TrimPrefix(part, scopesUser(""))
+					assert.True(t, strings.HasPrefix(id, "scope."+name+"."), "%s in %s", id, part)
+				}
+			}
+		}
+	}
+	assert.Len(t, got[scopesUser("alpha")], 1, "alpha's scopes read once")
+	assert.Len(t, got[scopesUser("beta")], 1, "beta's scopes read once")
+	assert.Len(t, got[updatesUser(scopeHash("beta", "bob"))], 1, "each scope's finished updates read once")
+
+	clk.Add(time.Minute) // the next sweep retires nothing, and no store has a TTL: no scope is read
+	require.NoError(t, s.svc.sweep(context.Background()))
+	assert.Equal(t, []string{RegistryUserID}, keys(l.take()), "only the definitions are read within the hour")
+
+	code, out, _ = s.do("POST", "/memory_stores/alpha:delete_scope", map[string]any{"scope": "alice"})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	got = l.take()
+	for part := range got {
+		assert.Equal(t, updatesUser(scopeHash("alpha", "alice")), part, "delete_scope listed %s", part)
+	}
+}
+
+func sorted(lists [][]string) [][]string {
+	for _, ids := range lists {
+		for i := range ids {
+			for j := i + 1; j < len(ids); j++ {
+				if ids[j] < ids[i] {
+					ids[i], ids[j] = ids[j], ids[i]
+				}
+			}
+		}
+	}
+	return lists
+}
+
+// A scope's record is written once, not on each update: updates are
+// found in their scope's own partition.
+func TestUpdatesDoNotRewriteTheScopeRecord(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	s.update("support", "alice", 3600, "I live in Porto.")
+	k := scopeKey("support", "alice")
+	first, err := s.st.GetSession(context.Background(), k.user, k.id)
+	require.NoError(t, err)
+	for range 5 {
+		s.update("support", "alice", 3600, "I play the cello.")
+	}
+	now, err := s.st.GetSession(context.Background(), k.user, k.id)
+	require.NoError(t, err)
+	assert.Equal(t, first.ETag, now.ETag, "the scope's record is unchanged")
+	assert.NotContains(t, now.Summary, "memupd_", "and names no update")
+}
+
+// An unreadable scope record is not skipped in silence: deleting its
+// store answers 500 and keeps the store (rather than orphan the scope's
+// memories), and the sweep reports it.
+func TestAnUnreadableScopeRecordFailsLoudly(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	operations(t, s.wait("support", s.update("support", "alice", 0, "I live in Porto.")))
+	k := scopeKey("support", "alice")
+	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
+	require.NoError(t, err)
+	doc.Summary = "{not json"
+	require.NoError(t, s.st.PutSession(context.Background(), k.user, doc))
+
+	require.Error(t, s.svc.sweep(context.Background()), "the sweep reports the scope it could not read")
+	code, out, _ := s.do("DELETE", "/memory_stores/support", nil)
+	assert.Equal(t, http.StatusInternalServerError, code, "%v", out)
+	code, _, _ = s.do("GET", "/memory_stores/support", nil)
+	assert.Equal(t, http.StatusOK, code, "the store stays")
+	assert.NotEmpty(t, s.list("support", "alice", ""), "and so do the scope's memories")
+}
+
+// The registry's partitions are valid user ids for every store name, and
+// none can be a scope's.
+func TestRegistryPartitionsAreValidUserIDs(t *testing.T) {
+	long := strings.Repeat("n", MaxNameLen)
+	for _, u := range []string{RegistryUserID, activeUser, scopesUser(long), scopesUser("a"), updatesUser(scopeHash(long, strings.Repeat("s", 200)))} {
+		require.NoError(t, store.CheckUserID(u), u)
+		assert.False(t, strings.HasPrefix(u, ScopePrefix), u)
+	}
+	id := newUpdateID(long, "alice")
+	assert.Equal(t, updatesUser(scopeHash(long, "alice")), updateHome(id), "a new id names its scope's partition")
+	assert.Equal(t, RegistryUserID, updateHome("memupd_0123456789abcdef01234567"), "an older id, the old place")
+	assert.Equal(t, RegistryUserID, updateHome("memupd_"+strings.Repeat("Z", 48)), "not hex: not a partition")
+}
+
+func keys(m map[string][][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
