@@ -66,9 +66,9 @@ type Config struct {
 // nothing.
 type Store interface {
 	store.Turns
-	GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error)
-	PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error
-	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error)
+	GetSession(ctx context.Context, userID, sessionID string) (*store.Session, error)
+	PutSession(ctx context.Context, userID string, doc *store.Session) error
+	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error)
 	PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error
 	ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error)
 	DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error
@@ -140,7 +140,7 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 	doc, err := k.st.GetSession(ctx, userID, sessionID)
 	created := false // this call wrote the new session document
 	if errors.Is(err, store.ErrNotFound) {
-		doc = &store.SessionSummary{
+		doc = &store.Session{
 			ID:               sessionID,
 			UserID:           userID,
 			StartTime:        k.cfg.Now().UTC(),
@@ -204,7 +204,7 @@ func (s *Session) migrate(ctx context.Context) error {
 	}
 	s.doc.State.Turns = nil
 	// update writes the document without turns: all it takes is a write.
-	return s.update(ctx, "migrate turns", func(*store.SessionSummary) (bool, error) { return true, nil })
+	return s.update(ctx, "migrate turns", func(*store.Session) (bool, error) { return true, nil })
 }
 
 // ReloadInit reads the session's initialization block again, for when the
@@ -222,7 +222,7 @@ func (s *Session) ReloadInit(ctx context.Context) {
 // their most recent completed sessions, newest first.
 type InitBlock struct {
 	Profile *store.Insight
-	Recent  []*store.SessionSummary
+	Recent  []*store.Session
 }
 
 func (k *Keeper) loadInit(ctx context.Context, userID, sessionID string) InitBlock {

@@ -9,15 +9,15 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/ident"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
 
 // Defaults for zero Config fields.
 const (
-	DefaultName           = "agentmemory"
-	DefaultVersion        = "dev"
-	DefaultRecentSessions = 2
+	DefaultName    = "agentmemory"
+	DefaultVersion = "dev"
 	// MaxTopK bounds search_memory's top_k.
 	MaxTopK = 50
 )
@@ -50,7 +50,7 @@ type Config struct {
 	// ReadOnly leaves out the tools that write or forget.
 	ReadOnly bool
 	// RecentSessions is the number of completed session summaries
-	// get_user_context returns; zero means DefaultRecentSessions (2).
+	// get_user_context returns; zero means keeper.DefaultRecentSessions (2).
 	RecentSessions int
 }
 
@@ -74,7 +74,7 @@ func New(mem *provider.MemoryProvider, st store.Store, cfg Config) (*mcp.Server,
 		cfg.Version = DefaultVersion
 	}
 	if cfg.RecentSessions == 0 {
-		cfg.RecentSessions = DefaultRecentSessions
+		cfg.RecentSessions = keeper.DefaultRecentSessions
 	}
 	h := &handlers{mem: mem, st: st, user: cfg.UserID, recent: cfg.RecentSessions}
 	s := mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{

@@ -28,7 +28,7 @@ func (s *Service) getRecord(ctx context.Context, id string, v any) (string, erro
 }
 
 // getRecordFrom decodes a registry document read already.
-func (s *Service) getRecordFrom(doc *store.SessionSummary, v any) (string, error) {
+func (s *Service) getRecordFrom(doc *store.Session, v any) (string, error) {
 	if err := json.Unmarshal([]byte(doc.Summary), v); err != nil {
 		return "", fmt.Errorf("memoryservice: registry record %s: %w", doc.ID, err)
 	}
@@ -47,13 +47,13 @@ func (s *Service) putRecord(ctx context.Context, id, etag string, created time.T
 	if active {
 		status = store.SessionActive
 	}
-	doc := &store.SessionSummary{ID: id, StartTime: created, Summary: string(b), Status: status,
+	doc := &store.Session{ID: id, StartTime: created, Summary: string(b), Status: status,
 		ReflectionStatus: store.ReflectionProcessed, UpdatedAt: s.cfg.Now(), ETag: etag}
 	return s.st.PutSession(ctx, RegistryUserID, doc)
 }
 
 // listRecords returns the registry documents whose id starts with prefix.
-func (s *Service) listRecords(ctx context.Context, prefix string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (s *Service) listRecords(ctx context.Context, prefix string, f store.SessionFilter) ([]*store.Session, error) {
 	docs, err := s.st.ListSessions(ctx, RegistryUserID, f)
 	if err != nil {
 		return nil, err

@@ -188,13 +188,13 @@ type Config struct {
 // MemoryProvider is the memory agent.ContextProvider. It is safe for
 // concurrent use by many sessions and users.
 type MemoryProvider struct {
-	st  store.Store
-	k   *keeper.Keeper
-	r   *retrieval.Retriever
-	rf  *reflection.Reflector
-	cfg Config
-	log *slog.Logger
-	q   *queue
+	store     store.Store
+	keeper    *keeper.Keeper
+	retriever *retrieval.Retriever
+	reflector *reflection.Reflector
+	cfg       Config
+	log       *slog.Logger
+	queue     *queue
 	// dlog is the store's deletion log; nil when the store keeps none.
 	dlog *erasure.Log
 
@@ -324,9 +324,9 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		dlog = erasure.New(dl, erasure.Config{Key: cfg.DeletionLogKey, Now: cfg.Now})
 	}
 	return &MemoryProvider{
-		dlog: dlog,
-		st:   st, k: k, r: r, rf: rf, cfg: cfg, log: log,
-		q: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
+		dlog:  dlog,
+		store: st, keeper: k, retriever: r, reflector: rf, cfg: cfg, log: log,
+		queue: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
 		live: newLRU(cfg.MaxLive, func(_ string, ls *liveSession) {
 			if ls.timer != nil {
 				ls.timer.Stop() // an idle session that gives way is ended when it resumes and idles again
@@ -369,7 +369,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	if ls != nil {
 		return ls, nil
 	}
-	ks, err := p.k.Open(ctx, userID, id)
+	ks, err := p.keeper.Open(ctx, userID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +380,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	}
 	ls = &liveSession{ks: ks}
 	if p.cfg.Retrieval.tool() {
-		ls.tool = p.r.Tool(userID)
+		ls.tool = p.retriever.Tool(userID)
 	}
 	p.live.put(key, ls)
 	if ks.NeedsPrune() {
@@ -437,12 +437,12 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
 	// Sessions of the user that ended while the model was failing get
 	// their summary now, if the model is back (this one included).
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "summaries\x00" + userID,
 		what: "session summaries for user " + userID,
 		run: func(ctx context.Context) error {
-			n, err := p.k.RetrySummaries(ctx, userID)
+			n, err := p.keeper.RetrySummaries(ctx, userID)
 			if n > 0 {
 				p.log.InfoContext(ctx, "memory: session summaries completed", "user", userID, "sessions", n)
 			}
@@ -484,7 +484,7 @@ func (p *MemoryProvider) LastManifest(sess *agent.Session) (keeper.Manifest, boo
 }
 
 // Flush waits until the background work queued so far is done.
-func (p *MemoryProvider) Flush(ctx context.Context) error { return p.q.flush(ctx) }
+func (p *MemoryProvider) Flush(ctx context.Context) error { return p.queue.flush(ctx) }
 
 // Close stops accepting background work and drains what is queued; when
 // ctx ends first, the remaining work is abandoned (it is redone when the
@@ -497,12 +497,12 @@ func (p *MemoryProvider) Close(ctx context.Context) error {
 		}
 	})
 	p.mu.Unlock()
-	return p.q.close(ctx)
+	return p.queue.close(ctx)
 }
 
 func (p *MemoryProvider) schedulePrune(ctx context.Context, ks *keeper.Session) {
 	attempt := 0
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "prune\x00" + ks.UserID() + "\x00" + ks.ID(),
 		what: "prune session " + ks.ID(),
@@ -531,7 +531,7 @@ func (p *MemoryProvider) schedulePrune(ctx context.Context, ks *keeper.Session) 
 }
 
 func (p *MemoryProvider) scheduleEnd(ctx context.Context, userID, id string) {
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "end\x00" + userID + "\x00" + id,
 		what: "end session " + id,
@@ -547,4 +547,4 @@ func (p *MemoryProvider) scheduleEnd(ctx context.Context, userID, id string) {
 
 // Retriever returns the provider's retriever, for searching memory outside
 // a run (an admin tool, an MCP server…).
-func (p *MemoryProvider) Retriever() *retrieval.Retriever { return p.r }
+func (p *MemoryProvider) Retriever() *retrieval.Retriever { return p.retriever }

@@ -15,7 +15,6 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultTopK = 5
 	// DefaultTimeout bounds a direct search: one query embedding (about
 	// 0.1–0.5 s from a hosted model) and the store's searches
 	// (milliseconds).
@@ -42,7 +41,7 @@ type Config struct {
 	Mini agent.ChatClient
 	// Prompts overrides the prompt set; nil means prompts.Default().
 	Prompts *prompts.Set
-	// TopK is the number of memories returned; zero means DefaultTopK (5).
+	// TopK is the number of memories returned; zero means store.DefaultTopK (5).
 	TopK int
 	// MinSimilarity, when positive, drops vector matches below this cosine
 	// similarity: an absolute floor, for an embedder whose scale has been
@@ -86,7 +85,7 @@ type Config struct {
 type Store interface {
 	SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error)
 	SearchInsights(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Insight], error)
-	SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error)
+	SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Session], error)
 	GetInteraction(ctx context.Context, userID, id string) (*store.Interaction, error)
 }
 
@@ -119,7 +118,7 @@ func New(st Store, cfg Config) (*Retriever, error) {
 		cfg.Rewrite = RewritePrepend
 	}
 	if cfg.TopK == 0 {
-		cfg.TopK = DefaultTopK
+		cfg.TopK = store.DefaultTopK
 	}
 	if cfg.Candidates == 0 {
 		cfg.Candidates = DefaultCandidates
