@@ -469,3 +469,20 @@ func TestTwoUsersWithTheSameSessionID(t *testing.T) {
 		assert.NotContains(t, it.ID, alice.Messages()[0].ID, "bob's context never holds alice's turn")
 	}
 }
+
+// The keeper's configuration is nested, and what it sets reaches the
+// keeper: here its token budget, in every manifest, while its models and
+// embedder come from the provider's.
+func TestKeeperConfigReachesTheKeeper(t *testing.T) {
+	for _, c := range []struct {
+		budget, want int
+	}{{0, keeper.DefaultTokenBudget}, {300, 300}} {
+		s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(cfg *provider.Config) { cfg.KeeperConfig.TokenBudget = c.budget })
+		sess, err := s.a.NewUserSession("u1")
+		require.NoError(t, err)
+		say(t, s, sess, 0, 1)
+		m, ok := s.mem.LastManifest(sess)
+		require.True(t, ok)
+		assert.Equal(t, c.want, m.Budget, "KeeperConfig.TokenBudget %d", c.budget)
+	}
+}
