@@ -69,23 +69,30 @@ func New(client ChatClient, cfg Config) *Agent {
 	if client == nil {
 		panic("agent.New: nil ChatClient")
 	}
-	if cfg.MaxToolRounds <= 0 {
-		cfg.MaxToolRounds = DefaultMaxToolRounds
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.NewID == nil {
-		cfg.NewID = NewID
-	}
+	cfg = cfg.withDefaults()
 	a := &Agent{client: client, cfg: cfg, tools: make(map[string]Tool, len(cfg.Tools))}
 	for _, t := range cfg.Tools {
 		a.tools[t.Name()] = t
 	}
 	return a
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it (a negative MaxToolRounds counts as zero; a negative MaxInputBytes
+// stays: no cap).
+func (c Config) withDefaults() Config {
+	if c.MaxToolRounds <= 0 {
+		c.MaxToolRounds = DefaultMaxToolRounds
+	}
+	c.MaxInputBytes = cmp.Or(c.MaxInputBytes, DefaultMaxInputBytes)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = NewID
+	}
+	return c
 }
 
 // Name returns the agent's configured name.
@@ -150,8 +157,8 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 		}
 		size += len(m.Text)
 	}
-	if limit := a.cfg.MaxInputBytes; limit >= 0 && size > cmp.Or(limit, DefaultMaxInputBytes) {
-		return nil, fmt.Errorf("%w: %d bytes of input, at most %d", ErrInputTooLarge, size, cmp.Or(limit, DefaultMaxInputBytes))
+	if limit := a.cfg.MaxInputBytes; limit >= 0 && size > limit {
+		return nil, fmt.Errorf("%w: %d bytes of input, at most %d", ErrInputTooLarge, size, limit)
 	}
 	sess.runMu.Lock()
 	defer sess.runMu.Unlock()

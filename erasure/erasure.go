@@ -131,13 +131,19 @@ type Log struct {
 
 // New returns the log kept in st.
 func New(st store.DeletionLog, cfg Config) *Log {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	return &Log{st: st, cfg: cfg.withDefaults()}
+}
+
+// withDefaults returns c with every zero (or negative) field that has a
+// default set to it.
+func (c Config) withDefaults() Config {
+	if c.Now == nil {
+		c.Now = time.Now
 	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 16
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 16
 	}
-	return &Log{st: st, cfg: cfg}
+	return c
 }
 
 // A first record's Key holds the log's own key in hex, or a check of

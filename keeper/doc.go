@@ -10,7 +10,7 @@
 //
 // # What the model sees
 //
-// [Session.Context] returns three parts, within Config.TokenBudget:
+// [Session.RunMemory] returns three parts, within Config.TokenBudget:
 //
 //   - the session initialization block, loaded once when the session
 //     opens: the user's long-term profile and the summaries of their most

@@ -16,13 +16,13 @@ import (
 // write that fail matches fails, as a crash at that point would leave it.
 type faultyStore struct {
 	store.Store
-	fail  func(*store.SessionSummary) bool
+	fail  func(*store.Session) bool
 	fired bool
 }
 
 var errInjected = errors.New("injected fault")
 
-func (f *faultyStore) PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error {
+func (f *faultyStore) PutSession(ctx context.Context, userID string, doc *store.Session) error {
 	if !f.fired && f.fail(doc) {
 		f.fired = true
 		return errInjected
@@ -57,9 +57,9 @@ func assertOnce(t *testing.T, cov map[int]int, n int) {
 // recording it (a kill, a store error) is resumed, more turns come, and the
 // next prune replaces that chunk: no turn is in two interactions.
 func TestInterruptedEndResumesWithoutDuplicates(t *testing.T) {
-	for name, stopWhen := range map[string]func(*store.SessionSummary) bool{
-		"before the final chunk is recorded": func(d *store.SessionSummary) bool { return d.State.PrunedThrough == 13 },
-		"before the session is completed":    func(d *store.SessionSummary) bool { return d.Status == store.SessionCompleted },
+	for name, stopWhen := range map[string]func(*store.Session) bool{
+		"before the final chunk is recorded": func(d *store.Session) bool { return d.State.PrunedThrough == 13 },
+		"before the session is completed":    func(d *store.Session) bool { return d.Status == store.SessionCompleted },
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -100,7 +100,7 @@ func TestInterruptedEndResumesWithoutDuplicates(t *testing.T) {
 func TestPreviousVersionSessionDocumentIsMigrated(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
-	doc := &store.SessionSummary{ID: "s1", UserID: "u1", StartTime: e.clock.now(), Status: store.SessionActive,
+	doc := &store.Session{ID: "s1", UserID: "u1", StartTime: e.clock.now(), Status: store.SessionActive,
 		ReflectionStatus: store.ReflectionPending,
 		State:            store.SessionState{TurnCounter: 13, PrunedThrough: 10, CumulativeSummary: "The client talked about a 401k rollover."}}
 	for n := 6; n <= 13; n++ {

@@ -15,7 +15,7 @@ import (
 // EndResult is what End produced.
 type EndResult struct {
 	// Session is the completed session document.
-	Session *store.SessionSummary
+	Session *store.Session
 	// Pruned lists the interactions written by End's final prune.
 	Pruned []PruneResult
 }
@@ -63,7 +63,7 @@ func (s *Session) End(ctx context.Context) (*EndResult, error) {
 	for _, p := range res.Pruned {
 		topics = mergeTopics(topics, p.Interaction.Metadata.MentionedTopics)
 	}
-	err = s.update(ctx, "end session", func(d *store.SessionSummary) (bool, error) {
+	err = s.update(ctx, "end session", func(d *store.Session) (bool, error) {
 		if d.Status == store.SessionCompleted {
 			return false, nil
 		}

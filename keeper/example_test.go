@@ -38,7 +38,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println("interactions:", len(pruned), "covering turns", pruned[0].Interaction.FirstTurn, "to", pruned[0].Interaction.LastTurn)
-	c := s.Context()
+	c := s.RunMemory()
 	fmt.Println("active turns:", len(c.Turns), "- summary in context:", c.Manifest.Items[0].Kind)
 	// Output:
 	// interactions: 1 covering turns 1 to 2

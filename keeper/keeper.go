@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,9 +67,9 @@ type Config struct {
 // nothing.
 type Store interface {
 	store.Turns
-	GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error)
-	PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error
-	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error)
+	GetSession(ctx context.Context, userID, sessionID string) (*store.Session, error)
+	PutSession(ctx context.Context, userID string, doc *store.Session) error
+	ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error)
 	PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error
 	ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error)
 	DeleteDocument(ctx context.Context, userID string, kind store.Kind, id string) error
@@ -84,41 +85,46 @@ type Keeper struct {
 // New returns a keeper on st. It fails when st, Mini or Embedder is
 // missing or a count is negative.
 func New(st Store, cfg Config) (*Keeper, error) {
-	switch {
-	case st == nil:
+	if st == nil {
 		return nil, errors.New("keeper: nil store")
-	case cfg.Mini == nil:
-		return nil, errors.New("keeper: Config.Mini (chat client) is required")
-	case cfg.Embedder == nil:
-		return nil, errors.New("keeper: Config.Embedder is required")
-	case cfg.K < 0, cfg.ActiveTurns < 0, cfg.TokenBudget < 0:
-		return nil, fmt.Errorf("keeper: negative K (%d), ActiveTurns (%d) or TokenBudget (%d)", cfg.K, cfg.ActiveTurns, cfg.TokenBudget)
 	}
-	if cfg.Prompts == nil {
-		cfg.Prompts = prompts.Default()
-	}
-	if cfg.Counter == nil {
-		cfg.Counter = &tokens.BPE{}
-	}
-	if cfg.K == 0 {
-		cfg.K = DefaultK
-	}
-	if cfg.ActiveTurns == 0 {
-		cfg.ActiveTurns = DefaultActiveTurns
-	}
-	if cfg.RecentSessions == 0 {
-		cfg.RecentSessions = DefaultRecentSessions
-	}
-	if cfg.TokenBudget == 0 {
-		cfg.TokenBudget = DefaultTokenBudget
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	return &Keeper{st: st, cfg: cfg}, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it.
+func (c Config) withDefaults() Config {
+	c.Prompts = cmp.Or(c.Prompts, prompts.Default())
+	if c.Counter == nil {
+		c.Counter = &tokens.BPE{}
+	}
+	c.K = cmp.Or(c.K, DefaultK)
+	c.ActiveTurns = cmp.Or(c.ActiveTurns, DefaultActiveTurns)
+	c.RecentSessions = cmp.Or(c.RecentSessions, DefaultRecentSessions)
+	c.TokenBudget = cmp.Or(c.TokenBudget, DefaultTokenBudget)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// validate reports the first field of c (with its defaults) that is
+// missing or out of range.
+func (c Config) validate() error {
+	switch {
+	case c.Mini == nil:
+		return errors.New("keeper: Config.Mini (chat client) is required")
+	case c.Embedder == nil:
+		return errors.New("keeper: Config.Embedder is required")
+	case c.K < 0, c.ActiveTurns < 0, c.TokenBudget < 0:
+		return fmt.Errorf("keeper: negative K (%d), ActiveTurns (%d) or TokenBudget (%d)", c.K, c.ActiveTurns, c.TokenBudget)
+	}
+	return nil
 }
 
 // Config returns the keeper's configuration with defaults applied.
@@ -140,7 +146,7 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 	doc, err := k.st.GetSession(ctx, userID, sessionID)
 	created := false // this call wrote the new session document
 	if errors.Is(err, store.ErrNotFound) {
-		doc = &store.SessionSummary{
+		doc = &store.Session{
 			ID:               sessionID,
 			UserID:           userID,
 			StartTime:        k.cfg.Now().UTC(),
@@ -204,7 +210,7 @@ func (s *Session) migrate(ctx context.Context) error {
 	}
 	s.doc.State.Turns = nil
 	// update writes the document without turns: all it takes is a write.
-	return s.update(ctx, "migrate turns", func(*store.SessionSummary) (bool, error) { return true, nil })
+	return s.update(ctx, "migrate turns", func(*store.Session) (bool, error) { return true, nil })
 }
 
 // ReloadInit reads the session's initialization block again, for when the
@@ -222,7 +228,7 @@ func (s *Session) ReloadInit(ctx context.Context) {
 // their most recent completed sessions, newest first.
 type InitBlock struct {
 	Profile *store.Insight
-	Recent  []*store.SessionSummary
+	Recent  []*store.Session
 }
 
 func (k *Keeper) loadInit(ctx context.Context, userID, sessionID string) InitBlock {

@@ -102,7 +102,7 @@ func (s *Session) pruneChunk(ctx context.Context, chunk []store.Turn, force bool
 	if err != nil {
 		s.k.cfg.Logger.WarnContext(ctx, "memory: cumulative summary failed; it catches up at the next prune", "session", s.id, "turns", fmt.Sprintf("%d-%d", first, last), "err", err)
 	}
-	err = s.update(ctx, "record prune", func(d *store.SessionSummary) (bool, error) {
+	err = s.update(ctx, "record prune", func(d *store.Session) (bool, error) {
 		if d.State.PrunedThrough >= last {
 			return false, nil // already recorded (a retry, or another process)
 		}

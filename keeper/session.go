@@ -17,7 +17,7 @@ import (
 const maxPutAttempts = 8
 
 // Session is the live memory of one session. It is safe for concurrent use:
-// AddTurn and Context may run while a Prune is making model calls.
+// AddTurn and RunMemory may run while a Prune is making model calls.
 type Session struct {
 	k      *Keeper
 	userID string
@@ -29,7 +29,7 @@ type Session struct {
 	legacy bool
 
 	mu  sync.Mutex
-	doc *store.SessionSummary // the last state written or read, with its ETag;
+	doc *store.Session // the last state written or read, with its ETag;
 	// doc.State.Turns caches the turns the context needs (the unpruned
 	// ones and the last ActiveTurns), in Seq order; they are never written
 	// into the session document.
@@ -165,7 +165,7 @@ func (s *Session) refresh(ctx context.Context) error {
 // with the current ETag, reloading and reapplying on a conflict. change
 // reports whether there is anything to write. The cached turns stay in
 // memory; the document is written without them.
-func (s *Session) update(ctx context.Context, what string, change func(*store.SessionSummary) (bool, error)) error {
+func (s *Session) update(ctx context.Context, what string, change func(*store.Session) (bool, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for attempt := 1; ; attempt++ {
@@ -214,7 +214,7 @@ func defaultSummaryThrough(st *store.SessionState) {
 	}
 }
 
-func cloneDoc(d *store.SessionSummary) *store.SessionSummary {
+func cloneDoc(d *store.Session) *store.Session {
 	c := *d
 	c.State.Turns = slices.Clone(d.State.Turns)
 	return &c

@@ -46,15 +46,7 @@ type Config struct {
 // the caller's context has ended, and it never takes a lease another owner
 // has since taken. A store failure is returned as is.
 func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (release func(), err error) {
-	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = DefaultPoll
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg = cfg.withDefaults()
 	var holder *store.UserState // the other owner seen last, if any
 	held := func() error {
 		return fmt.Errorf("%w (%s, until %s): %w", ErrHeld, holder.LeaseOwner, holder.LeaseUntil.Format(time.RFC3339), ctx.Err())
@@ -89,6 +81,21 @@ func Acquire(ctx context.Context, st Store, userID, owner string, cfg Config) (r
 		case <-time.After(wait):
 		}
 	}
+}
+
+// withDefaults returns c with every zero (or negative) field that has a
+// default set to it.
+func (c Config) withDefaults() Config {
+	if c.TTL <= 0 {
+		c.TTL = DefaultTTL
+	}
+	if c.Poll <= 0 {
+		c.Poll = DefaultPoll
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
 }
 
 // releaseLease clears owner's lease, detached from any caller's context

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -9,15 +10,15 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/ident"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
 
 // Defaults for zero Config fields.
 const (
-	DefaultName           = "agentmemory"
-	DefaultVersion        = "dev"
-	DefaultRecentSessions = 2
+	DefaultName    = "agentmemory"
+	DefaultVersion = "dev"
 	// MaxTopK bounds search_memory's top_k.
 	MaxTopK = 50
 )
@@ -50,7 +51,7 @@ type Config struct {
 	// ReadOnly leaves out the tools that write or forget.
 	ReadOnly bool
 	// RecentSessions is the number of completed session summaries
-	// get_user_context returns; zero means DefaultRecentSessions (2).
+	// get_user_context returns; zero means keeper.DefaultRecentSessions (2).
 	RecentSessions int
 }
 
@@ -58,23 +59,12 @@ type Config struct {
 // for cfg.UserID. Run it with (*mcp.Server).Run on a transport, for
 // example &mcp.StdioTransport{}.
 func New(mem *provider.MemoryProvider, st store.Store, cfg Config) (*mcp.Server, error) {
-	switch {
-	case mem == nil || st == nil:
+	if mem == nil || st == nil {
 		return nil, errors.New("mcpserver: nil provider or store")
-	case cfg.RecentSessions < 0:
-		return nil, fmt.Errorf("mcpserver: negative RecentSessions %d", cfg.RecentSessions)
 	}
-	if err := agent.ValidateUserID(cfg.UserID); err != nil {
-		return nil, fmt.Errorf("mcpserver: Config.UserID: %w", err)
-	}
-	if cfg.Name == "" {
-		cfg.Name = DefaultName
-	}
-	if cfg.Version == "" {
-		cfg.Version = DefaultVersion
-	}
-	if cfg.RecentSessions == 0 {
-		cfg.RecentSessions = DefaultRecentSessions
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	h := &handlers{mem: mem, st: st, user: cfg.UserID, recent: cfg.RecentSessions}
 	s := mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Version: cfg.Version}, &mcp.ServerOptions{
@@ -85,6 +75,26 @@ func New(mem *provider.MemoryProvider, st store.Store, cfg Config) (*mcp.Server,
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	return s, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it.
+func (c Config) withDefaults() Config {
+	c.Name = cmp.Or(c.Name, DefaultName)
+	c.Version = cmp.Or(c.Version, DefaultVersion)
+	c.RecentSessions = cmp.Or(c.RecentSessions, keeper.DefaultRecentSessions)
+	return c
+}
+
+// validate reports the first field of c that is missing or out of range.
+func (c Config) validate() error {
+	if c.RecentSessions < 0 {
+		return fmt.Errorf("mcpserver: negative RecentSessions %d", c.RecentSessions)
+	}
+	if err := agent.ValidateUserID(c.UserID); err != nil {
+		return fmt.Errorf("mcpserver: Config.UserID: %w", err)
+	}
+	return nil
 }
 
 type handlers struct {

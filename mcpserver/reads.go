@@ -45,8 +45,8 @@ func (h *handlers) search(ctx context.Context, in searchIn) (searchOut, error) {
 	return out, nil
 }
 
-func (h *handlers) context(ctx context.Context, _ empty) (contextOut, error) {
-	out := contextOut{RecentSessions: []Session{}}
+func (h *handlers) userContext(ctx context.Context, _ empty) (userContextOut, error) {
+	out := userContextOut{RecentSessions: []Session{}}
 	p, err := h.st.GetInsight(ctx, h.user, store.LongTermID(h.user))
 	switch {
 	case err == nil:

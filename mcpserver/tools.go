@@ -39,7 +39,7 @@ func (h *handlers) addTools(s *mcp.Server, readOnly bool) error {
 			}, h.search),
 		addTool(s, &mcp.Tool{Name: "get_user_context", Annotations: ro,
 			Description: "The user's long-term profile and the summaries of their most recent sessions: what a new conversation should start with."},
-			nil, h.context),
+			nil, h.userContext),
 		addTool(s, &mcp.Tool{Name: "list_insights", Annotations: ro,
 			Description: "List the insights remembered about the user, newest first, with their ids, categories and confidence."},
 			func(p props) { p["category"].Enum = h.categories() }, h.listInsights),

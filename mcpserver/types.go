@@ -48,7 +48,7 @@ type Session struct {
 	Summary string `json:"summary"`
 }
 
-type contextOut struct {
+type userContextOut struct {
 	// Profile is the long-term profile; empty when there is none yet.
 	Profile string `json:"profile"`
 	// ProfileUpdated is when the profile was last written.

@@ -161,7 +161,7 @@ type listCounter struct {
 	lists int
 }
 
-func (c *listCounter) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (c *listCounter) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
 	if userID == RegistryUserID {
 		c.mu.Lock()
 		c.lists++

@@ -67,7 +67,7 @@ func insightItem(scope string, in *store.Insight) (memoryItem, bool) {
 // sessionItem is a session's chat_summary item: a completed session's,
 // or a reopened one's (continued by previous_update_id), which shows the
 // summary of its earlier end until it ends again.
-func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
+func sessionItem(scope string, d *store.Session) (memoryItem, bool) {
 	if (d.Status != store.SessionCompleted && !reopened(d)) || strings.TrimSpace(d.Summary) == "" {
 		return memoryItem{}, false
 	}
@@ -81,7 +81,7 @@ func sessionItem(scope string, d *store.SessionSummary) (memoryItem, bool) {
 
 // reopened reports an active session that had ended once: a session an
 // update continues with previous_update_id (reopenSession).
-func reopened(d *store.SessionSummary) bool {
+func reopened(d *store.Session) bool {
 	return d.Status == store.SessionActive && !d.EndTime.IsZero()
 }
 
@@ -98,7 +98,7 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 			return nil, err
 		}
 		for _, in := range ins {
-			if expired(provider.LastWritten(in), cut) {
+			if expired(in.LastWritten(), cut) {
 				continue
 			}
 			if it, ok := insightItem(scope, in); ok && def.kindEnabled(it.Kind) {
@@ -112,7 +112,7 @@ func (s *Service) scopeItems(ctx context.Context, def *memoryStore, scope string
 			return nil, err
 		}
 		for _, d := range ss {
-			if expired(provider.LastWritten(d), cut) {
+			if expired(d.LastWritten(), cut) {
 				continue
 			}
 			if it, ok := sessionItem(scope, d); ok {
@@ -191,7 +191,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = insightItem(scope, in)
-		ok = ok && it.MemoryID == id && def.kindEnabled(it.Kind) && !expired(provider.LastWritten(in), s.cutoff(def))
+		ok = ok && it.MemoryID == id && def.kindEnabled(it.Kind) && !expired(in.LastWritten(), s.cutoff(def))
 	default:
 		if !def.summaryEnabled() {
 			return memoryItem{}, missing
@@ -204,7 +204,7 @@ func (s *Service) findItem(ctx context.Context, def *memoryStore, id string) (me
 			return memoryItem{}, err
 		}
 		it, ok = sessionItem(scope, d)
-		ok = ok && !expired(provider.LastWritten(d), s.cutoff(def))
+		ok = ok && !expired(d.LastWritten(), s.cutoff(def))
 	}
 	if !ok {
 		return memoryItem{}, missing

@@ -105,7 +105,7 @@ func (s *Service) createItem(w http.ResponseWriter, r *http.Request) (memoryItem
 		}
 		it, _ = insightItem(req.Scope, in)
 	} else {
-		d := &store.SessionSummary{ID: newID("mss_"), StartTime: now, EndTime: now, Summary: req.Content, SummaryVector: vec,
+		d := &store.Session{ID: newID("mss_"), StartTime: now, EndTime: now, Summary: req.Content, SummaryVector: vec,
 			Status: store.SessionCompleted, ReflectionStatus: store.ReflectionProcessed, UpdatedAt: now, ETag: store.CreateOnly}
 		d.EmbeddingModel = model
 		if err := s.st.PutSession(ctx, userID, d); err != nil {

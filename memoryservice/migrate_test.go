@@ -24,7 +24,7 @@ func putOld(t *testing.T, st store.Store, id string, at time.Time, active bool, 
 	if active {
 		status = store.SessionActive
 	}
-	require.NoError(t, st.PutSession(context.Background(), RegistryUserID, &store.SessionSummary{ID: id, StartTime: at,
+	require.NoError(t, st.PutSession(context.Background(), RegistryUserID, &store.Session{ID: id, StartTime: at,
 		Summary: string(b), Status: status, ReflectionStatus: store.ReflectionProcessed, UpdatedAt: at}))
 }
 
@@ -55,7 +55,7 @@ func TestMigrateFromTheOldRegistryLayout(t *testing.T) {
 	// deleted.
 	b, err := json.Marshal(bob)
 	require.NoError(t, err)
-	require.NoError(t, st.PutSession(ctx, scopesUser("support"), &store.SessionSummary{ID: scopeDocID("support", "bob"), StartTime: now,
+	require.NoError(t, st.PutSession(ctx, scopesUser("support"), &store.Session{ID: scopeDocID("support", "bob"), StartTime: now,
 		Summary: string(b), Status: store.SessionCompleted, ReflectionStatus: store.ReflectionProcessed, UpdatedAt: now}))
 	require.NoError(t, st.PutInsight(ctx, UserID("support", "alice"), &store.Insight{ID: "ins-1", InsightType: store.InsightSession,
 		InsightText: "Keeps bees on the roof.", ReflectionFlag: store.FlagInsight, CreatedAt: now, UpdatedAt: now}))

@@ -27,7 +27,7 @@ func (s *Service) getRecord(ctx context.Context, k recKey, v any) (string, error
 }
 
 // getRecordFrom decodes a registry document read already.
-func (s *Service) getRecordFrom(doc *store.SessionSummary, v any) (string, error) {
+func (s *Service) getRecordFrom(doc *store.Session, v any) (string, error) {
 	if err := json.Unmarshal([]byte(doc.Summary), v); err != nil {
 		return "", fmt.Errorf("memoryservice: registry record %s: %w", doc.ID, err)
 	}
@@ -46,14 +46,14 @@ func (s *Service) putRecord(ctx context.Context, k recKey, etag string, created 
 	if active {
 		status = store.SessionActive
 	}
-	doc := &store.SessionSummary{ID: k.id, StartTime: created, Summary: string(b), Status: status,
+	doc := &store.Session{ID: k.id, StartTime: created, Summary: string(b), Status: status,
 		ReflectionStatus: store.ReflectionProcessed, UpdatedAt: s.cfg.Now(), ETag: etag}
 	return s.st.PutSession(ctx, k.user, doc)
 }
 
 // listRecords returns the registry documents of partition user whose id
 // starts with prefix.
-func (s *Service) listRecords(ctx context.Context, user, prefix string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (s *Service) listRecords(ctx context.Context, user, prefix string, f store.SessionFilter) ([]*store.Session, error) {
 	docs, err := s.st.ListSessions(ctx, user, f)
 	if err != nil {
 		return nil, err

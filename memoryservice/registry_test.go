@@ -23,7 +23,7 @@ type listLog struct {
 	lists map[string][][]string // by partition
 }
 
-func (l *listLog) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (l *listLog) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
 	docs, err := l.Store.ListSessions(ctx, userID, f)
 	if strings.HasPrefix(userID, RegistryUserID) {
 		ids := make([]string, len(docs))

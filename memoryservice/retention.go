@@ -66,7 +66,7 @@ func (s *Service) retireUpdates(ctx context.Context, sc *scopeRecord) error {
 
 // retire deletes update record k (doc, if read already) if it finished
 // before cut, and reports whether the record is gone.
-func (s *Service) retire(ctx context.Context, k recKey, doc *store.SessionSummary, cut time.Time) (bool, error) {
+func (s *Service) retire(ctx context.Context, k recKey, doc *store.Session, cut time.Time) (bool, error) {
 	if doc == nil {
 		var err error
 		doc, err = s.st.GetSession(ctx, k.user, k.id)

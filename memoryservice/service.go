@@ -1,6 +1,7 @@
 package memoryservice
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -166,60 +167,9 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if st == nil {
 		return nil, errors.New("memoryservice: nil store")
 	}
-	if cfg.Models == nil && cfg.Chat == nil && cfg.Mini == nil {
-		return nil, errors.New("memoryservice: Config.Models, Config.Chat or Config.Mini is required")
-	}
-	if cfg.Models == nil && cfg.Embedder == nil {
-		return nil, errors.New("memoryservice: Config.Models or Config.Embedder is required")
-	}
-	if cfg.Dimensions < 0 {
-		return nil, fmt.Errorf("memoryservice: Config.Dimensions %d is negative", cfg.Dimensions)
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.DefaultUpdateDelay <= 0 {
-		cfg.DefaultUpdateDelay = DefaultUpdateDelay
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = DefaultSweepInterval
-	}
-	if cfg.SearchTTL <= 0 {
-		cfg.SearchTTL = DefaultSearchTTL
-	}
-	if cfg.MaxSearches <= 0 {
-		cfg.MaxSearches = DefaultMaxSearches
-	}
-	if cfg.UpdateRetention <= 0 {
-		cfg.UpdateRetention = DefaultUpdateRetention
-	}
-	if cfg.UpdateWorkers <= 0 {
-		cfg.UpdateWorkers = DefaultUpdateWorkers
-	}
-	if cfg.RateLimit == 0 {
-		cfg.RateLimit = DefaultRateLimit
-	}
-	if cfg.RateBurst <= 0 {
-		cfg.RateBurst = max(DefaultRateBurst, int(math.Ceil(cfg.RateLimit)))
-	}
-	if err := checkOrigins(cfg.AllowedOrigins); err != nil {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
 		return nil, err
-	}
-	for i, k := range cfg.Keys {
-		if len(k.Key) < MinKeyLen {
-			return nil, fmt.Errorf("memoryservice: Config.Keys[%d] has %d bytes; a key needs at least %d: %w", i, len(k.Key), MinKeyLen, ErrShortKey)
-		}
-		for _, name := range k.Stores {
-			if err := checkName("stores", name); err != nil {
-				return nil, fmt.Errorf("memoryservice: Config.Keys[%d]: %w", i, err)
-			}
-		}
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
@@ -240,6 +190,68 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	s.mu.Unlock()
 	go s.sweepLoop(cfg.SweepInterval)
 	return s, nil
+}
+
+// withDefaults returns c with every zero (or negative) field that has a
+// default set to it; RateBurst's default follows RateLimit.
+func (c Config) withDefaults() Config {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.DefaultUpdateDelay <= 0 {
+		c.DefaultUpdateDelay = DefaultUpdateDelay
+	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = DefaultSweepInterval
+	}
+	if c.SearchTTL <= 0 {
+		c.SearchTTL = DefaultSearchTTL
+	}
+	if c.MaxSearches <= 0 {
+		c.MaxSearches = DefaultMaxSearches
+	}
+	if c.UpdateRetention <= 0 {
+		c.UpdateRetention = DefaultUpdateRetention
+	}
+	if c.UpdateWorkers <= 0 {
+		c.UpdateWorkers = DefaultUpdateWorkers
+	}
+	c.RateLimit = cmp.Or(c.RateLimit, DefaultRateLimit)
+	if c.RateBurst <= 0 {
+		c.RateBurst = max(DefaultRateBurst, int(math.Ceil(c.RateLimit)))
+	}
+	return c
+}
+
+// validate reports the first field of c that is missing or out of range.
+func (c Config) validate() error {
+	if c.Models == nil && c.Chat == nil && c.Mini == nil {
+		return errors.New("memoryservice: Config.Models, Config.Chat or Config.Mini is required")
+	}
+	if c.Models == nil && c.Embedder == nil {
+		return errors.New("memoryservice: Config.Models or Config.Embedder is required")
+	}
+	if c.Dimensions < 0 {
+		return fmt.Errorf("memoryservice: Config.Dimensions %d is negative", c.Dimensions)
+	}
+	if err := checkOrigins(c.AllowedOrigins); err != nil {
+		return err
+	}
+	for i, k := range c.Keys {
+		if len(k.Key) < MinKeyLen {
+			return fmt.Errorf("memoryservice: Config.Keys[%d] has %d bytes; a key needs at least %d: %w", i, len(k.Key), MinKeyLen, ErrShortKey)
+		}
+		for _, name := range k.Stores {
+			if err := checkName("stores", name); err != nil {
+				return fmt.Errorf("memoryservice: Config.Keys[%d]: %w", i, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Close stops taking updates, leaves the queued ones queued in the store

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 var outputSeeds = []string{
@@ -187,7 +188,7 @@ func FuzzParseSessionReflection(f *testing.F) {
 			}
 			return
 		}
-		if (r.Flag == prompts.FlagInsight) != (len(r.Insights) > 0) || (r.Flag != prompts.FlagInsight && r.Flag != prompts.FlagNoInsight) {
+		if (r.Flag == store.FlagInsight) != (len(r.Insights) > 0) || (r.Flag != store.FlagInsight && r.Flag != store.FlagNoInsight) {
 			t.Fatalf("flag %q with %d insights", r.Flag, len(r.Insights))
 		}
 		if len(r.Insights) > prompts.MaxInsights || r.Rejected < 0 {

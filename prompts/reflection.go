@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // Limits of the reflection prompts.
@@ -32,12 +34,6 @@ const (
 	// told an insight will not be kept (the reflection package's default
 	// threshold).
 	MinConfidence = 0.7
-)
-
-// Reflection flags of a session_reflection answer.
-const (
-	FlagInsight   = "insight"
-	FlagNoInsight = "no-insight"
 )
 
 // Category is an insight category offered to session_reflection.
@@ -183,8 +179,8 @@ type InsightDraft struct {
 
 // ReflectionResult is the answer to the session_reflection prompt.
 type ReflectionResult struct {
-	// Flag is FlagInsight when Insights is not empty, FlagNoInsight
-	// otherwise.
+	// Flag is store.FlagInsight when Insights is not empty,
+	// store.FlagNoInsight otherwise.
 	Flag     string
 	Insights []InsightDraft
 	// Rejected counts the insights left out: no text, a category not
@@ -225,7 +221,7 @@ func ParseSessionReflection(out []byte, categories []string) (ReflectionResult, 
 	if raw, ok := obj["insights"]; ok {
 		_ = json.Unmarshal(raw, &items) // a non-list is no insight
 	}
-	res := ReflectionResult{Flag: FlagNoInsight}
+	res := ReflectionResult{Flag: store.FlagNoInsight}
 	seen := make(map[string]bool)
 	for _, raw := range items {
 		var it map[string]json.RawMessage
@@ -250,7 +246,7 @@ func ParseSessionReflection(out []byte, categories []string) (ReflectionResult, 
 		})
 	}
 	if len(res.Insights) > 0 {
-		res.Flag = FlagInsight
+		res.Flag = store.FlagInsight
 	}
 	return res, nil
 }

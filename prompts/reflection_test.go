@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // defaultCategories are the six insight categories of the reflection
@@ -31,22 +32,22 @@ func TestParseSessionReflection(t *testing.T) {
 	}{
 		{"plain",
 			`{"reflection_flag": "insight", "insights": [{"category": "financial_goals", "insight_text": "The user wants to retire at 60.", "confidence": 0.9, "importance": "high"}]}`,
-			prompts.FlagInsight, []ins{{"financial_goals", "The user wants to retire at 60.", 0.9, "high"}}, 0},
+			store.FlagInsight, []ins{{"financial_goals", "The user wants to retire at 60.", 0.9, "high"}}, 0},
 		{"code fence",
 			"```json\n{\"reflection_flag\": \"insight\", \"insights\": [{\"category\": \"concern\", \"insight_text\": \"The user fears a crash.\", \"confidence\": 0.8, \"importance\": \"high\"}]}\n```",
-			prompts.FlagInsight, []ins{{"concern", "The user fears a crash.", 0.8, "high"}}, 0},
+			store.FlagInsight, []ins{{"concern", "The user fears a crash.", 0.8, "high"}}, 0},
 		{"prose around",
 			"Here is my reflection:\n{\"insights\": [{\"category\": \"preference\", \"insight_text\": \"The user prefers email.\", \"confidence\": 0.75, \"importance\": \"low\"}], \"reflection_flag\": \"insight\"}\nLet me know!",
-			prompts.FlagInsight, []ins{{"preference", "The user prefers email.", 0.75, "low"}}, 0},
+			store.FlagInsight, []ins{{"preference", "The user prefers email.", 0.75, "low"}}, 0},
 		{"wrapped object",
 			`{"reflection": {"Reflection_Flag": "insight", "Insights": [{"Category": "demographics", "Insight_Text": "The user is 42.", "Confidence": 0.9, "Importance": "Medium"}]}}`,
-			prompts.FlagInsight, []ins{{"demographics", "The user is 42.", 0.9, "medium"}}, 0},
+			store.FlagInsight, []ins{{"demographics", "The user is 42.", 0.9, "medium"}}, 0},
 		{"unknown category rejected",
 			`{"insights": [{"category": "hobbies", "insight_text": "The user sails.", "confidence": 0.9}, {"category": "concern", "insight_text": "The user fears inflation.", "confidence": 0.9}]}`,
-			prompts.FlagInsight, []ins{{"concern", "The user fears inflation.", 0.9, "medium"}}, 1},
+			store.FlagInsight, []ins{{"concern", "The user fears inflation.", 0.9, "medium"}}, 1},
 		{"category spelled loosely",
 			`{"insights": [{"category": "Financial Goals", "insight_text": "A.", "confidence": 0.9}, {"category": " RISK-PROFILE ", "insight_text": "B.", "confidence": 0.9}]}`,
-			prompts.FlagInsight, []ins{{"financial_goals", "A.", 0.9, "medium"}, {"risk_profile", "B.", 0.9, "medium"}}, 0},
+			store.FlagInsight, []ins{{"financial_goals", "A.", 0.9, "medium"}, {"risk_profile", "B.", 0.9, "medium"}}, 0},
 		{"confidence forms",
 			`{"insights": [
 				{"category": "concern", "insight_text": "a", "confidence": "85%"},
@@ -60,7 +61,7 @@ func TestParseSessionReflection(t *testing.T) {
 				{"category": "concern", "insight_text": "i"},
 				{"category": "concern", "insight_text": "j", "confidence": 1e999}
 			]}`,
-			prompts.FlagInsight, []ins{
+			store.FlagInsight, []ins{
 				{"concern", "a", 0.85, "medium"}, {"concern", "b", 0.85, "medium"}, {"concern", "c", 0.9, "medium"},
 				{"concern", "d", 0.7, "medium"}, {"concern", "e", 0, "medium"}, {"concern", "f", 1, "medium"},
 				{"concern", "g", 0.5, "medium"}, {"concern", "h", 0.5, "medium"}, {"concern", "i", 0.5, "medium"},
@@ -74,7 +75,7 @@ func TestParseSessionReflection(t *testing.T) {
 				{"category": "concern", "insight_text": "d", "confidence": "-infinity"},
 				{"category": "concern", "insight_text": "e", "confidence": "+Infinity%"}
 			]}`,
-			prompts.FlagInsight, []ins{
+			store.FlagInsight, []ins{
 				{"concern", "a", 0.5, "medium"}, {"concern", "b", 0.5, "medium"}, {"concern", "c", 0.5, "medium"},
 				{"concern", "d", 0.5, "medium"}, {"concern", "e", 0.5, "medium"},
 			}, 0},
@@ -86,7 +87,7 @@ func TestParseSessionReflection(t *testing.T) {
 				{"category": "concern", "insight_text": "d", "confidence": 0.8},
 				{"category": "concern", "insight_text": "e", "confidence": 0.8, "importance": "low"}
 			]}`,
-			prompts.FlagInsight, []ins{
+			store.FlagInsight, []ins{
 				{"concern", "a", 0.8, "high"}, {"concern", "b", 0.8, "medium"}, {"concern", "c", 0.8, "medium"},
 				{"concern", "d", 0.8, "medium"}, {"concern", "e", 0.8, "low"},
 			}, 0},
@@ -99,35 +100,35 @@ func TestParseSessionReflection(t *testing.T) {
 				{"category": "concern", "insight_text": "   ", "confidence": 0.8},
 				{"category": "concern", "confidence": 0.8}
 			]}`,
-			prompts.FlagInsight, []ins{
+			store.FlagInsight, []ins{
 				{"concern", "The user fears a crash.", 0.8, "medium"},
 				{"concern", "The user is wary.", 0.8, "medium"},
 				{"concern", "The user said: \"I'm wary.\"", 0.8, "medium"},
 			}, 3},
 		{"more than MaxInsights",
 			`{"insights": [` + strings.Join(manyItems, ",") + `]}`,
-			prompts.FlagInsight, nil, 3},
+			store.FlagInsight, nil, 3},
 		{"flag without insights is no-insight",
 			`{"reflection_flag": "insight", "insights": []}`,
-			prompts.FlagNoInsight, nil, 0},
+			store.FlagNoInsight, nil, 0},
 		{"flag only",
 			`{"reflection_flag": "insight"}`,
-			prompts.FlagNoInsight, nil, 0},
+			store.FlagNoInsight, nil, 0},
 		{"insights without flag kept",
 			`{"insights": [{"category": "concern", "insight_text": "The user fears a crash.", "confidence": 0.9}]}`,
-			prompts.FlagInsight, []ins{{"concern", "The user fears a crash.", 0.9, "medium"}}, 0},
+			store.FlagInsight, []ins{{"concern", "The user fears a crash.", 0.9, "medium"}}, 0},
 		{"no-insight flag with insights kept",
 			`{"reflection_flag": "no-insight", "insights": [{"category": "concern", "insight_text": "The user fears a crash.", "confidence": 0.9}]}`,
-			prompts.FlagInsight, []ins{{"concern", "The user fears a crash.", 0.9, "medium"}}, 0},
+			store.FlagInsight, []ins{{"concern", "The user fears a crash.", 0.9, "medium"}}, 0},
 		{"non-object items",
 			`{"insights": ["The user fears a crash.", 42, null, [], {"category": "concern", "insight_text": "ok", "confidence": 0.8}, true]}`,
-			prompts.FlagInsight, []ins{{"concern", "ok", 0.8, "medium"}}, 5},
+			store.FlagInsight, []ins{{"concern", "ok", 0.8, "medium"}}, 5},
 		{"insights not a list",
 			`{"reflection_flag": "insight", "insights": {"category": "concern", "insight_text": "x"}}`,
-			prompts.FlagNoInsight, nil, 0},
+			store.FlagNoInsight, nil, 0},
 		{"wrong field types",
 			`{"insights": [{"category": 7, "insight_text": "x", "confidence": 0.9}, {"category": "concern", "insight_text": ["x"], "confidence": 0.9}]}`,
-			prompts.FlagNoInsight, nil, 2},
+			store.FlagNoInsight, nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,7 +66,7 @@ func TestRunRefusesOversizedInputBeforeAnyModelCall(t *testing.T) {
 
 func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, func(c *provider.Config) { c.K = 4 })
+	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = 4 })
 	sess, err := f.agent.NewUserSession("u1")
 	require.NoError(t, err)
 	require.NoError(t, f.mem.StartSession(ctx, sess))
@@ -152,7 +152,11 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			f := newFixture(t, func(c *provider.Config) { c.K = 3; c.MaxAttempts = 2; c.Reflection = provider.ReflectManual })
+			f := newFixture(t, func(c *provider.Config) {
+				c.KeeperConfig.K = 3
+				c.MaxAttempts = 2
+				c.Reflection = provider.ReflectManual
+			})
 			f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
 				if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=") {
 					return bad()

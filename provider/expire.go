@@ -14,34 +14,10 @@ import (
 // because it outlived its time to live, not because anyone asked.
 const ReasonExpired = "ttl_expired"
 
-// LastWritten dates a memory document for expiry: a session's last update
-// (its end, or its start when it has neither), an insight's last update
-// (or its creation), an interaction's timestamp. It is zero for other
-// documents.
-func LastWritten(doc any) time.Time {
-	switch d := doc.(type) {
-	case *store.SessionSummary:
-		return firstSet(d.UpdatedAt, d.EndTime, d.StartTime)
-	case *store.Insight:
-		return firstSet(d.UpdatedAt, d.CreatedAt)
-	case *store.Interaction:
-		return d.Timestamp
-	}
-	return time.Time{}
-}
-
-func firstSet(ts ...time.Time) time.Time {
-	for _, t := range ts {
-		if !t.IsZero() {
-			return t
-		}
-	}
-	return time.Time{}
-}
-
 // ForgetBefore forgets the user's memory last written before cutoff (see
-// LastWritten): each such session with its turns and summary, each such
-// interaction and insight, and whatever forgetting those follows (as
+// the documents' LastWritten, such as store.Session.LastWritten): each
+// such session with its turns and summary, each such interaction and
+// insight, and whatever forgetting those follows (as
 // ForgetSession, ForgetInteraction and ForgetInsight do) — in one call
 // logged with ReasonExpired. A session still being written is kept until
 // its last write is older than cutoff, and its turns with it. The long-term
@@ -64,35 +40,35 @@ func (p *MemoryProvider) ForgetBefore(ctx context.Context, userID string, cutoff
 	}
 	e := p.newEraser(userID, ReasonExpired)
 	old := func(t time.Time) bool { return !t.IsZero() && t.Before(cutoff) }
-	sessions, err := p.st.ListSessions(ctx, userID, store.SessionFilter{})
+	sessions, err := p.store.ListSessions(ctx, userID, store.SessionFilter{})
 	if err != nil {
 		return nil, fmt.Errorf("provider: forget expired: list sessions: %w", err)
 	}
 	for _, s := range sessions {
-		if old(LastWritten(s)) {
+		if old(s.LastWritten()) {
 			e.sessions[s.ID] = true
 		}
 	}
-	inters, err := p.st.ListInteractions(ctx, userID, store.InteractionFilter{Until: cutoff})
+	inters, err := p.store.ListInteractions(ctx, userID, store.InteractionFilter{Until: cutoff})
 	if err != nil {
 		return nil, fmt.Errorf("provider: forget expired: list interactions: %w", err)
 	}
 	for _, in := range inters {
-		if old(LastWritten(in)) {
+		if old(in.LastWritten()) {
 			e.interactions[in.ID] = true
 		}
 	}
 	profileID := store.LongTermID(userID)
 	// Superseded insights too: their text is memory as well, and an
 	// expired merge must not bring its expired members back.
-	insights, err := p.st.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true})
+	insights, err := p.store.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true})
 	if err != nil {
 		return nil, fmt.Errorf("provider: forget expired: list insights: %w", err)
 	}
 	for _, in := range insights {
 		// The profile alone is deleted apart: forgetting it takes no
 		// other document with it.
-		if in.ID != profileID && old(LastWritten(in)) {
+		if in.ID != profileID && old(in.LastWritten()) {
 			e.insights[in.ID] = true
 		}
 	}
@@ -106,13 +82,13 @@ func (p *MemoryProvider) ForgetBefore(ctx context.Context, userID string, cutoff
 			return rc, runErr
 		}
 	}
-	prof, err := p.st.GetInsight(ctx, userID, profileID)
+	prof, err := p.store.GetInsight(ctx, userID, profileID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return rc, runErr
 	case err != nil:
 		return rc, errors.Join(runErr, fmt.Errorf("provider: forget expired: read the profile: %w", err))
-	case !old(LastWritten(prof)):
+	case !old(prof.LastWritten()):
 		return rc, runErr
 	}
 	pe := p.newEraser(userID, ReasonExpired)

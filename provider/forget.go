@@ -199,11 +199,11 @@ func (e *eraser) run(ctx context.Context) (*Receipt, error) {
 		// interactions from the turns it holds): let it finish, and drop
 		// the session from memory, before its records go.
 		p.dropLive(e.user, func(ls *liveSession) bool { return e.sessions[ls.ks.ID()] || e.withSourcesOf != "" })
-		if err := p.q.flush(ctx); err != nil {
+		if err := p.queue.flush(ctx); err != nil {
 			return nil, fmt.Errorf("provider: %s: waiting for background work: %w", e.reason, err)
 		}
 	}
-	_, err := p.rf.Forget(ctx, e.user, e.erase)
+	_, err := p.reflector.Forget(ctx, e.user, e.erase)
 	if len(e.rc.Items) == 0 {
 		if err != nil {
 			return nil, fmt.Errorf("provider: %s: %w", e.reason, err)
@@ -272,7 +272,7 @@ func (e *eraser) finish(ctx context.Context, scrub bool) error {
 			err = errors.Join(err, fmt.Errorf("%w (%s): the deletion log still names the user: %w", ErrNotErased, e.reason, nerr))
 		}
 	}
-	if sc, ok := p.st.(scrubber); ok && scrub {
+	if sc, ok := p.store.(scrubber); ok && scrub {
 		if serr := sc.Scrub(ctx); serr != nil {
 			log.Error("agentmemory: scrub the store after forgetting", "err", serr)
 			err = errors.Join(err, fmt.Errorf("%w (%s): %w", ErrNotErased, e.reason, serr))
@@ -290,7 +290,7 @@ type scrubber interface {
 // erase runs under the user's lease and reports whether the profile must
 // be synthesised anew.
 func (e *eraser) erase(ctx context.Context) (rebuild bool, err error) {
-	st, user := e.p.st, e.user
+	st, user := e.p.store, e.user
 	all, err := st.ListInsights(ctx, user, store.InsightFilter{IncludeSuperseded: true})
 	if err != nil {
 		return false, fmt.Errorf("read insights: %w", err)
@@ -530,7 +530,7 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receip
 		p.manifests.remove(k)
 	}
 	p.mu.Unlock()
-	if err := p.q.flush(ctx); err != nil {
+	if err := p.queue.flush(ctx); err != nil {
 		return nil, fmt.Errorf("provider: forget user: waiting for background work: %w", err)
 	}
 	e := p.newEraser(userID, ReasonForgetUser)
@@ -538,11 +538,11 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receip
 	// another process finishes before the delete and cannot write after
 	// it. The lease lives in the user's state, which DeleteUser removes;
 	// its release then finds nothing to clear.
-	_, err := p.rf.Forget(ctx, userID, func(ctx context.Context) (bool, error) {
+	_, err := p.reflector.Forget(ctx, userID, func(ctx context.Context) (bool, error) {
 		if err := e.countAll(ctx); err != nil {
 			return false, err
 		}
-		return false, p.st.DeleteUser(ctx, userID)
+		return false, p.store.DeleteUser(ctx, userID)
 	})
 	// DeleteUser scrubs the store itself; when only that failed, the user
 	// is deleted, and finish scrubs again.
@@ -559,7 +559,7 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receip
 // countAll fills the receipt of ForgetUser with what the user has, by
 // kind (ids are not listed: a user may have many thousands).
 func (e *eraser) countAll(ctx context.Context) error {
-	st, user := e.p.st, e.user
+	st, user := e.p.store, e.user
 	sessions, err := st.ListSessions(ctx, user, store.SessionFilter{})
 	if err != nil {
 		return fmt.Errorf("count sessions: %w", err)

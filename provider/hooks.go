@@ -35,7 +35,7 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 		return nil, err
 	}
 	p.touch(userID, id, ls)
-	c := ls.ks.Context()
+	c := ls.ks.RunMemory()
 
 	aic := &agent.AIContext{}
 	if c.Block != "" {
@@ -113,7 +113,7 @@ const retrievalInstructions = "When the answer may depend on something the user 
 // message and returns the fenced block of memories to inject with their
 // manifest items. Memories already in the context (interactions whose
 // messages are all active turns) are left out.
-func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input []agent.Message, c keeper.Context) (string, []keeper.ManifestItem) {
+func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input []agent.Message, c keeper.RunMemory) (string, []keeper.ManifestItem) {
 	var message string
 	for i := len(input) - 1; i >= 0; i-- {
 		if input[i].Role == agent.RoleUser && input[i].Source == "" {
@@ -132,7 +132,7 @@ func (p *MemoryProvider) autoRetrieve(ctx context.Context, userID string, input 
 			recent = append(recent, prompts.Turn{Role: m.Role, Text: m.Content})
 		}
 	}
-	_, found := p.r.Auto(ctx, userID, recent, message)
+	_, found := p.retriever.Auto(ctx, userID, recent, message)
 	var keep []retrieval.Memory
 	var items []keeper.ManifestItem
 	for _, m := range found {

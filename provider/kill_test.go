@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/stack"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -85,7 +86,7 @@ func openChildStack(ctx context.Context, path string) (*provider.MemoryProvider,
 	if err != nil {
 		return nil, err
 	}
-	return provider.New(st, provider.Config{Chat: m.Chat, Embedder: m.Embedder, K: 3, Reflection: provider.ReflectManual,
+	return provider.New(st, provider.Config{Chat: m.Chat, Embedder: m.Embedder, KeeperConfig: keeper.Config{K: 3}, Reflection: provider.ReflectManual,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 }
 
@@ -177,7 +178,7 @@ func TestKillTrials(t *testing.T) {
 func checkAfterKill(t *testing.T, path, session string, acked int) {
 	t.Helper()
 	ctx := context.Background()
-	s := openOffline(t, path, func(c *provider.Config) { c.K = 3; c.Reflection = provider.ReflectManual })
+	s := openOffline(t, path, func(c *provider.Config) { c.KeeperConfig.K = 3; c.Reflection = provider.ReflectManual })
 	turns, err := s.st.ListTurns(ctx, "u1", session, 0)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(turns), acked, "%s: acknowledged turns lost", session)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
@@ -317,7 +318,7 @@ func TestConfigValidation(t *testing.T) {
 		"bad user":    {Chat: client, Embedder: emb, UserID: "a/b"},
 		"bad mode":    {Chat: client, Embedder: emb, Mode: 7},
 		"negative":    {Chat: client, Embedder: emb, Workers: -1},
-		"negative K":  {Chat: client, Embedder: emb, K: -2},
+		"negative K":  {Chat: client, Embedder: emb, KeeperConfig: keeper.Config{K: -2}},
 	} {
 		_, err := provider.New(st, cfg)
 		assert.Error(t, err, name)
@@ -326,7 +327,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestRecordImportsAConversation(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.K = 2 })
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.KeeperConfig.K = 2 })
 	sess, err := agent.NewSession("import-1", "u1")
 	require.NoError(t, err)
 	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
@@ -415,7 +416,7 @@ func TestRetrievalModesOffline(t *testing.T) {
 
 func TestSessionsThatGiveWayResume(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.MaxLive = 1; c.K = 3 })
+	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.MaxLive = 1; c.KeeperConfig.K = 3 })
 	a, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	b, err := s.a.NewUserSession("u2")
@@ -466,5 +467,22 @@ func TestTwoUsersWithTheSameSessionID(t *testing.T) {
 	m, _ := s.mem.LastManifest(bob)
 	for _, it := range m.Items {
 		assert.NotContains(t, it.ID, alice.Messages()[0].ID, "bob's context never holds alice's turn")
+	}
+}
+
+// The keeper's configuration is nested, and what it sets reaches the
+// keeper: here its token budget, in every manifest, while its models and
+// embedder come from the provider's.
+func TestKeeperConfigReachesTheKeeper(t *testing.T) {
+	for _, c := range []struct {
+		budget, want int
+	}{{0, keeper.DefaultTokenBudget}, {300, 300}} {
+		s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(cfg *provider.Config) { cfg.KeeperConfig.TokenBudget = c.budget })
+		sess, err := s.a.NewUserSession("u1")
+		require.NoError(t, err)
+		say(t, s, sess, 0, 1)
+		m, ok := s.mem.LastManifest(sess)
+		require.True(t, ok)
+		assert.Equal(t, c.want, m.Budget, "KeeperConfig.TokenBudget %d", c.budget)
 	}
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/tokens"
 )
 
 // SourceID names the provider on the messages it injects.
@@ -87,9 +87,10 @@ const (
 )
 
 // Config configures a MemoryProvider. Mini (or Chat) and Embedder are
-// required; every other zero field takes the documented default, the
-// keeper's included (K 10, ActiveTurns 5, RecentSessions 2, TokenBudget
-// 2,000).
+// required; every other zero field takes the documented default. The
+// models, Embedder, Prompts, Logger and Now are shared: each of
+// KeeperConfig, RetrievalConfig and ReflectionConfig takes them unless it
+// sets its own.
 type Config struct {
 	// UserID is the user of agent sessions that carry none; empty means such
 	// sessions get no memory (logged).
@@ -102,18 +103,19 @@ type Config struct {
 	Embedder embed.Embedder
 	// Prompts overrides the prompt set; nil means prompts.Default().
 	Prompts *prompts.Set
-	// Counter counts tokens for the budget; nil means tokens.BPE (o200k).
-	Counter tokens.Counter
 
-	// K, ActiveTurns, RecentSessions and TokenBudget configure the keeper
-	// (see keeper.Config).
-	K, ActiveTurns, RecentSessions, TokenBudget int
+	// KeeperConfig tunes each session's live memory (K turns per
+	// interaction document, ActiveTurns, RecentSessions, TokenBudget, the
+	// token Counter…; see keeper.Config for their defaults: 10, 5, 2,
+	// 2,000, tokens.BPE). Its Mini, Embedder, Prompts, Logger and Now
+	// default to the provider's.
+	KeeperConfig keeper.Config
 
 	// Retrieval selects on-demand (the default), auto, both or off.
 	Retrieval RetrievalMode
-	// RetrievalConfig tunes retrieval (TopK, MinSimilarity, Timeout, AgentTimeout,
-	// Rewrite…); its Embedder, Mini, Prompts and Logger default to the
-	// provider's.
+	// RetrievalConfig tunes retrieval (TopK, MinSimilarity, Timeout,
+	// AgentTimeout, Rewrite…); its Embedder, Mini, Prompts, Logger and Now
+	// default to the provider's.
 	RetrievalConfig retrieval.Config
 
 	// Mode selects the session lifecycle; the zero value is ModeManual.
@@ -188,13 +190,13 @@ type Config struct {
 // MemoryProvider is the memory agent.ContextProvider. It is safe for
 // concurrent use by many sessions and users.
 type MemoryProvider struct {
-	st  store.Store
-	k   *keeper.Keeper
-	r   *retrieval.Retriever
-	rf  *reflection.Reflector
-	cfg Config
-	log *slog.Logger
-	q   *queue
+	store     store.Store
+	keeper    *keeper.Keeper
+	retriever *retrieval.Retriever
+	reflector *reflection.Reflector
+	cfg       Config
+	log       *slog.Logger
+	queue     *queue
 	// dlog is the store's deletion log; nil when the store keeps none.
 	dlog *erasure.Log
 
@@ -217,104 +219,19 @@ var (
 
 // New returns a provider on st, validating cfg.
 func New(st store.Store, cfg Config) (*MemoryProvider, error) {
-	if cfg.UserID != "" {
-		if err := agent.ValidateUserID(cfg.UserID); err != nil {
-			return nil, fmt.Errorf("provider: Config.UserID: %w", err)
-		}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Mini == nil {
-		cfg.Mini = cfg.Chat
-	}
-	switch {
-	case cfg.Mode < ModeManual || cfg.Mode > ModeIdle:
-		return nil, fmt.Errorf("provider: unknown Config.Mode %d", cfg.Mode)
-	case cfg.Retrieval < RetrievalOnDemand || cfg.Retrieval > RetrievalOff:
-		return nil, fmt.Errorf("provider: unknown Config.Retrieval %d", cfg.Retrieval)
-	case cfg.Reflection < ReflectOnEnd || cfg.Reflection > ReflectManual:
-		return nil, fmt.Errorf("provider: unknown Config.Reflection %d", cfg.Reflection)
-	case cfg.ProfileEvery < 0, cfg.ExtractEvery < 0:
-		return nil, fmt.Errorf("provider: negative Config.ProfileEvery (%d) or ExtractEvery (%d); zero means never", cfg.ProfileEvery, cfg.ExtractEvery)
-	case cfg.IdleTimeout < 0, cfg.QueueSize < 0, cfg.Workers < 0, cfg.MaxAttempts < 0, cfg.RetryBackoff < 0, cfg.MaxLive < 0, cfg.WriteTimeout < 0:
-		return nil, errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff or MaxLive")
-	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
-	if cfg.QueueSize == 0 {
-		cfg.QueueSize = DefaultQueueSize
-	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
-	}
-	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.WriteTimeout == 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
-	}
-	if cfg.RetryBackoff == 0 {
-		cfg.RetryBackoff = DefaultRetryBackoff
-	}
-	if cfg.MaxLive == 0 {
-		cfg.MaxLive = DefaultMaxLive
-	}
-	if cfg.ReconcileEvery == 0 {
-		cfg.ReconcileEvery = DefaultReconcileEvery
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	k, err := keeper.New(st, keeper.Config{
-		Mini: cfg.Mini, Embedder: cfg.Embedder, Prompts: cfg.Prompts, Counter: cfg.Counter,
-		K: cfg.K, ActiveTurns: cfg.ActiveTurns, RecentSessions: cfg.RecentSessions, TokenBudget: cfg.TokenBudget,
-		Logger: cfg.Logger, Now: cfg.Now,
-	})
+	k, err := keeper.New(st, cfg.KeeperConfig)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	rc := cfg.RetrievalConfig
-	if rc.Embedder == nil {
-		rc.Embedder = cfg.Embedder
-	}
-	if rc.Mini == nil {
-		rc.Mini = cfg.Mini
-	}
-	if rc.Prompts == nil {
-		rc.Prompts = cfg.Prompts
-	}
-	if rc.Logger == nil {
-		rc.Logger = cfg.Logger
-	}
-	if rc.Now == nil {
-		rc.Now = cfg.Now
-	}
-	r, err := retrieval.New(st, rc)
+	r, err := retrieval.New(st, cfg.RetrievalConfig)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	fc := cfg.ReflectionConfig
-	if fc.Chat == nil {
-		fc.Chat = cfg.Chat
-		if fc.Chat == nil {
-			fc.Chat = cfg.Mini
-		}
-	}
-	if fc.Embedder == nil {
-		fc.Embedder = cfg.Embedder
-	}
-	if fc.Prompts == nil {
-		fc.Prompts = cfg.Prompts
-	}
-	if fc.Logger == nil {
-		fc.Logger = cfg.Logger
-	}
-	if fc.Now == nil {
-		fc.Now = cfg.Now
-	}
-	rf, err := reflection.New(st, fc)
+	rf, err := reflection.New(st, cfg.ReflectionConfig)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
@@ -324,9 +241,9 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		dlog = erasure.New(dl, erasure.Config{Key: cfg.DeletionLogKey, Now: cfg.Now})
 	}
 	return &MemoryProvider{
-		dlog: dlog,
-		st:   st, k: k, r: r, rf: rf, cfg: cfg, log: log,
-		q: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
+		dlog:  dlog,
+		store: st, keeper: k, retriever: r, reflector: rf, cfg: cfg, log: log,
+		queue: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
 		live: newLRU(cfg.MaxLive, func(_ string, ls *liveSession) {
 			if ls.timer != nil {
 				ls.timer.Stop() // an idle session that gives way is ended when it resumes and idles again
@@ -334,6 +251,77 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 		}),
 		manifests: newLRU[keeper.Manifest](cfg.MaxLive, nil),
 	}, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it, and the shared fields (models, Embedder, Prompts, Logger, Now)
+// given to the keeper's, retrieval's and reflection's configurations
+// where they set none. Their own defaults are theirs to apply.
+func (c Config) withDefaults() Config {
+	c.Mini = cmp.Or(c.Mini, c.Chat)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.QueueSize = cmp.Or(c.QueueSize, DefaultQueueSize)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
+	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
+	c.MaxLive = cmp.Or(c.MaxLive, DefaultMaxLive)
+	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, DefaultReconcileEvery)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+
+	kc := &c.KeeperConfig
+	kc.Mini = cmp.Or(kc.Mini, c.Mini)
+	kc.Embedder = cmp.Or(kc.Embedder, c.Embedder)
+	kc.Prompts = cmp.Or(kc.Prompts, c.Prompts)
+	kc.Logger = cmp.Or(kc.Logger, c.Logger)
+	if kc.Now == nil {
+		kc.Now = c.Now
+	}
+
+	rc := &c.RetrievalConfig
+	rc.Mini = cmp.Or(rc.Mini, c.Mini)
+	rc.Embedder = cmp.Or(rc.Embedder, c.Embedder)
+	rc.Prompts = cmp.Or(rc.Prompts, c.Prompts)
+	rc.Logger = cmp.Or(rc.Logger, c.Logger)
+	if rc.Now == nil {
+		rc.Now = c.Now
+	}
+
+	fc := &c.ReflectionConfig
+	fc.Chat = cmp.Or(fc.Chat, c.Chat, c.Mini) // reflection needs the main model's judgement
+	fc.Embedder = cmp.Or(fc.Embedder, c.Embedder)
+	fc.Prompts = cmp.Or(fc.Prompts, c.Prompts)
+	fc.Logger = cmp.Or(fc.Logger, c.Logger)
+	if fc.Now == nil {
+		fc.Now = c.Now
+	}
+	return c
+}
+
+// validate reports the first of c's own fields that is out of range; the
+// keeper, retrieval and reflection validate theirs.
+func (c Config) validate() error {
+	if c.UserID != "" {
+		if err := agent.ValidateUserID(c.UserID); err != nil {
+			return fmt.Errorf("provider: Config.UserID: %w", err)
+		}
+	}
+	switch {
+	case c.Mode < ModeManual || c.Mode > ModeIdle:
+		return fmt.Errorf("provider: unknown Config.Mode %d", c.Mode)
+	case c.Retrieval < RetrievalOnDemand || c.Retrieval > RetrievalOff:
+		return fmt.Errorf("provider: unknown Config.Retrieval %d", c.Retrieval)
+	case c.Reflection < ReflectOnEnd || c.Reflection > ReflectManual:
+		return fmt.Errorf("provider: unknown Config.Reflection %d", c.Reflection)
+	case c.ProfileEvery < 0, c.ExtractEvery < 0:
+		return fmt.Errorf("provider: negative Config.ProfileEvery (%d) or ExtractEvery (%d); zero means never", c.ProfileEvery, c.ExtractEvery)
+	case c.IdleTimeout < 0, c.QueueSize < 0, c.Workers < 0, c.MaxAttempts < 0, c.RetryBackoff < 0, c.MaxLive < 0, c.WriteTimeout < 0:
+		return errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff, MaxLive or WriteTimeout")
+	}
+	return nil
 }
 
 // SourceID implements agent.SourceIdentifier.
@@ -369,7 +357,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	if ls != nil {
 		return ls, nil
 	}
-	ks, err := p.k.Open(ctx, userID, id)
+	ks, err := p.keeper.Open(ctx, userID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +368,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	}
 	ls = &liveSession{ks: ks}
 	if p.cfg.Retrieval.tool() {
-		ls.tool = p.r.Tool(userID)
+		ls.tool = p.retriever.Tool(userID)
 	}
 	p.live.put(key, ls)
 	if ks.NeedsPrune() {
@@ -437,12 +425,12 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
 	// Sessions of the user that ended while the model was failing get
 	// their summary now, if the model is back (this one included).
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "summaries\x00" + userID,
 		what: "session summaries for user " + userID,
 		run: func(ctx context.Context) error {
-			n, err := p.k.RetrySummaries(ctx, userID)
+			n, err := p.keeper.RetrySummaries(ctx, userID)
 			if n > 0 {
 				p.log.InfoContext(ctx, "memory: session summaries completed", "user", userID, "sessions", n)
 			}
@@ -484,7 +472,7 @@ func (p *MemoryProvider) LastManifest(sess *agent.Session) (keeper.Manifest, boo
 }
 
 // Flush waits until the background work queued so far is done.
-func (p *MemoryProvider) Flush(ctx context.Context) error { return p.q.flush(ctx) }
+func (p *MemoryProvider) Flush(ctx context.Context) error { return p.queue.flush(ctx) }
 
 // Close stops accepting background work and drains what is queued; when
 // ctx ends first, the remaining work is abandoned (it is redone when the
@@ -497,12 +485,12 @@ func (p *MemoryProvider) Close(ctx context.Context) error {
 		}
 	})
 	p.mu.Unlock()
-	return p.q.close(ctx)
+	return p.queue.close(ctx)
 }
 
 func (p *MemoryProvider) schedulePrune(ctx context.Context, ks *keeper.Session) {
 	attempt := 0
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "prune\x00" + ks.UserID() + "\x00" + ks.ID(),
 		what: "prune session " + ks.ID(),
@@ -531,7 +519,7 @@ func (p *MemoryProvider) schedulePrune(ctx context.Context, ks *keeper.Session) 
 }
 
 func (p *MemoryProvider) scheduleEnd(ctx context.Context, userID, id string) {
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "end\x00" + userID + "\x00" + id,
 		what: "end session " + id,
@@ -547,4 +535,4 @@ func (p *MemoryProvider) scheduleEnd(ctx context.Context, userID, id string) {
 
 // Retriever returns the provider's retriever, for searching memory outside
 // a run (an admin tool, an MCP server…).
-func (p *MemoryProvider) Retriever() *retrieval.Retriever { return p.r }
+func (p *MemoryProvider) Retriever() *retrieval.Retriever { return p.retriever }

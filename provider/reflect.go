@@ -35,12 +35,12 @@ func (t ReflectionTrigger) String() string {
 // Reflector returns the provider's reflector, for reflection on demand
 // (ReflectLongTerm, Reconcile, ReflectSession) outside the automatic
 // triggers.
-func (p *MemoryProvider) Reflector() *reflection.Reflector { return p.rf }
+func (p *MemoryProvider) Reflector() *reflection.Reflector { return p.reflector }
 
 // scheduleReflect queues reflection of userID's pending sessions. Jobs
 // for one user coalesce, and run one at a time.
 func (p *MemoryProvider) scheduleReflect(ctx context.Context, userID string) {
-	p.q.offer(job{
+	p.queue.offer(job{
 		vals: carrying(ctx),
 		key:  "reflect\x00" + userID,
 		what: "reflect for user " + userID,
@@ -50,7 +50,7 @@ func (p *MemoryProvider) scheduleReflect(ctx context.Context, userID string) {
 
 // reflect runs session reflection for userID, then follows up.
 func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
-	res, err := p.rf.ReflectPending(ctx, userID)
+	res, err := p.reflector.ReflectPending(ctx, userID)
 	fruitful := 0
 	if res != nil {
 		for _, s := range res.Sessions {
@@ -72,7 +72,7 @@ func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 // multiple of Config.ExtractEvery turns. A failure is logged: the next
 // crossing, or the session's end, reads what it missed.
 func (p *MemoryProvider) extract(ctx context.Context, userID, sessionID string) {
-	res, err := p.rf.ExtractSession(ctx, userID, sessionID)
+	res, err := p.reflector.ExtractSession(ctx, userID, sessionID)
 	if err != nil {
 		p.log.WarnContext(ctx, "memory: insight extraction failed", "user", userID, "session", sessionID, "err", err)
 		return
@@ -103,13 +103,13 @@ func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful i
 		return err // retried: ReflectPending picks up what is still pending
 	}
 	if reconcile {
-		if _, err := p.rf.Reconcile(ctx, userID); err != nil {
+		if _, err := p.reflector.Reconcile(ctx, userID); err != nil {
 			// Logged, not retried: the next count reaches it again.
 			p.log.WarnContext(ctx, "memory: reconciliation failed", "user", userID, "err", err)
 		}
 	}
 	if profile {
-		if _, err := p.rf.ReflectLongTerm(ctx, userID); err != nil {
+		if _, err := p.reflector.ReflectLongTerm(ctx, userID); err != nil {
 			p.log.WarnContext(ctx, "memory: long-term profile update failed", "user", userID, "err", err)
 		}
 	}
@@ -120,7 +120,7 @@ func (p *MemoryProvider) followUp(ctx context.Context, userID string, fruitful i
 // reports (and resets) the counts that reached Config.ReconcileEvery and
 // Config.ProfileEvery: one ETag-guarded write, retried on a conflict.
 func (p *MemoryProvider) count(ctx context.Context, userID string, fruitful int, decide bool) (reconcile, profile bool, err error) {
-	_, err = store.UpdateUserState(ctx, p.st, userID, func(doc *store.UserState) (bool, error) {
+	_, err = store.UpdateUserState(ctx, p.store, userID, func(doc *store.UserState) (bool, error) {
 		doc.SinceReconcile += fruitful
 		doc.SinceProfile += fruitful
 		reconcile = decide && p.cfg.ReconcileEvery > 0 && doc.SinceReconcile >= p.cfg.ReconcileEvery

@@ -224,7 +224,7 @@ func TestABacklogOfSessionsIsReflectedInBatches(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("old-%02d", i)
 		start := f.now.Add(-time.Duration(n-i) * time.Hour)
-		require.NoError(t, f.st.PutSession(ctx, "u1", &store.SessionSummary{ID: id, StartTime: start, Status: store.SessionCompleted}))
+		require.NoError(t, f.st.PutSession(ctx, "u1", &store.Session{ID: id, StartTime: start, Status: store.SessionCompleted}))
 		require.NoError(t, f.st.PutInteraction(ctx, "u1", &store.Interaction{ID: store.InteractionID(id, 1, 2), SessionID: id,
 			Timestamp: start, FirstTurn: 1, LastTurn: 2, Content: fmt.Sprintf("user: old question %d\nassistant: old answer", i)}))
 	}

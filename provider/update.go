@@ -39,14 +39,14 @@ func (p *MemoryProvider) UpdateInsight(ctx context.Context, userID, insightID, t
 	var updated *store.Insight
 	// Under the lease, as a forget: the old text is what leaves, and the
 	// profile is rebuilt when it carried it.
-	_, err := p.rf.Forget(ctx, userID, func(ctx context.Context) (bool, error) {
-		in, err := p.st.GetInsight(ctx, userID, insightID)
+	_, err := p.reflector.Forget(ctx, userID, func(ctx context.Context) (bool, error) {
+		in, err := p.store.GetInsight(ctx, userID, insightID)
 		if err != nil {
 			return false, fmt.Errorf("insight %s: %w", insightID, err)
 		}
 		folded := false
 		if insightID != profileID {
-			prof, err := p.st.GetInsight(ctx, userID, profileID)
+			prof, err := p.store.GetInsight(ctx, userID, profileID)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 			case err != nil:
@@ -57,7 +57,7 @@ func (p *MemoryProvider) UpdateInsight(ctx context.Context, userID, insightID, t
 		}
 		in.InsightText, in.ContentHash, in.InsightVector, in.EmbeddingModel = text, "", vec, model
 		in.UpdatedAt = p.cfg.Now().UTC()
-		if err := p.st.PutInsight(ctx, userID, in); err != nil {
+		if err := p.store.PutInsight(ctx, userID, in); err != nil {
 			return false, fmt.Errorf("write insight %s: %w", insightID, err)
 		}
 		updated = in

@@ -43,7 +43,7 @@ func (p *MemoryProvider) ExportUser(ctx context.Context, userID string, w io.Wri
 		n++
 		return nil
 	}
-	sessions, err := p.st.ListSessions(ctx, userID, store.SessionFilter{})
+	sessions, err := p.store.ListSessions(ctx, userID, store.SessionFilter{})
 	if err != nil {
 		return n, fmt.Errorf("provider: export user: sessions: %w", err)
 	}
@@ -53,7 +53,7 @@ func (p *MemoryProvider) ExportUser(ctx context.Context, userID string, w io.Wri
 		if err := write(store.KindSessionSummary, d); err != nil {
 			return n, err
 		}
-		turns, err := p.st.ListTurns(ctx, userID, d.ID, 0)
+		turns, err := p.store.ListTurns(ctx, userID, d.ID, 0)
 		if err != nil {
 			return n, fmt.Errorf("provider: export user: turns of session %s: %w", d.ID, err)
 		}
@@ -63,7 +63,7 @@ func (p *MemoryProvider) ExportUser(ctx context.Context, userID string, w io.Wri
 			}
 		}
 	}
-	interactions, err := p.st.ListInteractions(ctx, userID, store.InteractionFilter{})
+	interactions, err := p.store.ListInteractions(ctx, userID, store.InteractionFilter{})
 	if err != nil {
 		return n, fmt.Errorf("provider: export user: interactions: %w", err)
 	}
@@ -73,7 +73,7 @@ func (p *MemoryProvider) ExportUser(ctx context.Context, userID string, w io.Wri
 			return n, err
 		}
 	}
-	insights, err := p.st.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true})
+	insights, err := p.store.ListInsights(ctx, userID, store.InsightFilter{IncludeSuperseded: true})
 	if err != nil {
 		return n, fmt.Errorf("provider: export user: insights: %w", err)
 	}

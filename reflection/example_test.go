@@ -30,7 +30,7 @@ func Example() {
 
 	// A session the memory keeper has ended (the provider does this).
 	day := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
-	_ = st.PutSession(ctx, "dana", &store.SessionSummary{ID: "s1", StartTime: day, Status: store.SessionCompleted})
+	_ = st.PutSession(ctx, "dana", &store.Session{ID: "s1", StartTime: day, Status: store.SessionCompleted})
 	_ = st.PutInteraction(ctx, "dana", &store.Interaction{
 		ID: store.InteractionID("s1", 1, 3), SessionID: "s1", Timestamp: day, FirstTurn: 1, LastTurn: 3,
 		Content: "user: Hi! I'm 35 and married, with a two-year-old.\n" +

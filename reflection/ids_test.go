@@ -42,7 +42,7 @@ func TestLongestUserIDsReachTheProfile(t *testing.T) {
 	day := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	for name, user := range users {
 		t.Run(name, func(t *testing.T) {
-			require.NoError(t, st.PutSession(ctx, user, &store.SessionSummary{ID: "s1", StartTime: day, Status: store.SessionCompleted}))
+			require.NoError(t, st.PutSession(ctx, user, &store.Session{ID: "s1", StartTime: day, Status: store.SessionCompleted}))
 			require.NoError(t, st.PutInteraction(ctx, user, &store.Interaction{
 				ID: store.InteractionID("s1", 1, 2), SessionID: "s1", Timestamp: day, FirstTurn: 1, LastTurn: 2,
 				Content: "user: I want to retire at 60.\nassistant: Let's plan for it.",
@@ -60,7 +60,7 @@ func TestLongestUserIDsReachTheProfile(t *testing.T) {
 
 			// The profile is found again: a second session's insight is
 			// folded into it rather than starting a new one.
-			require.NoError(t, st.PutSession(ctx, user, &store.SessionSummary{ID: "s2", StartTime: day.Add(24 * time.Hour), Status: store.SessionCompleted}))
+			require.NoError(t, st.PutSession(ctx, user, &store.Session{ID: "s2", StartTime: day.Add(24 * time.Hour), Status: store.SessionCompleted}))
 			require.NoError(t, st.PutInteraction(ctx, user, &store.Interaction{
 				ID: store.InteractionID("s2", 1, 2), SessionID: "s2", Timestamp: day.Add(24 * time.Hour), FirstTurn: 1, LastTurn: 2,
 				Content: "user: I'm nervous about market volatility.\nassistant: That's common.",

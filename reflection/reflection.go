@@ -1,6 +1,7 @@
 package reflection
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -153,52 +154,57 @@ func (l *userLocks) lock(userID string) (unlock func()) {
 // missing, a category name is not a lower-case identifier or repeated, or
 // a number is out of range.
 func New(st store.Store, cfg Config) (*Reflector, error) {
-	switch {
-	case st == nil:
+	if st == nil {
 		return nil, errors.New("reflection: nil store")
-	case cfg.Chat == nil:
-		return nil, errors.New("reflection: Config.Chat (chat client) is required")
-	case cfg.Embedder == nil:
-		return nil, errors.New("reflection: Config.Embedder is required")
-	case cfg.MinConfidence > 1:
-		return nil, fmt.Errorf("reflection: Config.MinConfidence %v above 1", cfg.MinConfidence)
-	case cfg.ReconcilePool < 0, cfg.ProfileBatch < 0:
-		return nil, fmt.Errorf("reflection: negative ReconcilePool (%d) or ProfileBatch (%d)", cfg.ReconcilePool, cfg.ProfileBatch)
-	case cfg.Categories != nil && len(cfg.Categories) == 0:
-		return nil, errors.New("reflection: Config.Categories is empty (nil means the defaults)")
 	}
-	if cfg.Categories == nil {
-		cfg.Categories = DefaultCategories
-	}
-	seen := make(map[string]bool)
-	for _, c := range cfg.Categories {
-		if !validCategory(c.Name) || seen[c.Name] {
-			return nil, fmt.Errorf("reflection: category %q is repeated or not a lower-case identifier ([a-z][a-z0-9_]*)", c.Name)
-		}
-		seen[c.Name] = true
-	}
-	if cfg.Prompts == nil {
-		cfg.Prompts = prompts.Default()
-	}
-	if cfg.MinConfidence == 0 {
-		cfg.MinConfidence = DefaultMinConfidence
-	}
-	if cfg.AggregateAfter == 0 {
-		cfg.AggregateAfter = DefaultAggregateAfter
-	}
-	if cfg.ReconcilePool == 0 {
-		cfg.ReconcilePool = DefaultReconcilePool
-	}
-	if cfg.ProfileBatch == 0 {
-		cfg.ProfileBatch = DefaultProfileBatch
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	return &Reflector{st: st, cfg: cfg, owner: "reflector-" + agent.NewID()}, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it. An empty, non-nil Categories stays, for validate to refuse.
+func (c Config) withDefaults() Config {
+	if c.Categories == nil {
+		c.Categories = DefaultCategories
+	}
+	c.Prompts = cmp.Or(c.Prompts, prompts.Default())
+	c.MinConfidence = cmp.Or(c.MinConfidence, DefaultMinConfidence)
+	c.AggregateAfter = cmp.Or(c.AggregateAfter, DefaultAggregateAfter)
+	c.ReconcilePool = cmp.Or(c.ReconcilePool, DefaultReconcilePool)
+	c.ProfileBatch = cmp.Or(c.ProfileBatch, DefaultProfileBatch)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// validate reports the first field of c (with its defaults) that is
+// missing or out of range.
+func (c Config) validate() error {
+	switch {
+	case c.Chat == nil:
+		return errors.New("reflection: Config.Chat (chat client) is required")
+	case c.Embedder == nil:
+		return errors.New("reflection: Config.Embedder is required")
+	case c.MinConfidence > 1:
+		return fmt.Errorf("reflection: Config.MinConfidence %v above 1", c.MinConfidence)
+	case c.ReconcilePool < 0, c.ProfileBatch < 0:
+		return fmt.Errorf("reflection: negative ReconcilePool (%d) or ProfileBatch (%d)", c.ReconcilePool, c.ProfileBatch)
+	case len(c.Categories) == 0:
+		return errors.New("reflection: Config.Categories is empty (nil means the defaults)")
+	}
+	seen := make(map[string]bool)
+	for _, cat := range c.Categories {
+		if !validCategory(cat.Name) || seen[cat.Name] {
+			return fmt.Errorf("reflection: category %q is repeated or not a lower-case identifier ([a-z][a-z0-9_]*)", cat.Name)
+		}
+		seen[cat.Name] = true
+	}
+	return nil
 }
 
 func validCategory(name string) bool {

@@ -57,7 +57,7 @@ func newEnv(t *testing.T, cfg reflection.Config) *env {
 func (e *env) session(t *testing.T, user, id string, start time.Time, content string) string {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, e.st.PutSession(ctx, user, &store.SessionSummary{ID: id, StartTime: start, EndTime: start.Add(time.Hour),
+	require.NoError(t, e.st.PutSession(ctx, user, &store.Session{ID: id, StartTime: start, EndTime: start.Add(time.Hour),
 		Status: store.SessionCompleted, Summary: "a session", UpdatedAt: start}))
 	in := &store.Interaction{ID: store.InteractionID(id, 1, 2), SessionID: id, Timestamp: start, FirstTurn: 1, LastTurn: 2,
 		TurnIDs: []string{id + "-1", id + "-2"}, Content: content}
@@ -147,7 +147,7 @@ func TestGuidanceReachesThePrompt(t *testing.T) {
 func TestReflectSessionRefusesActiveAndUnknownSessions(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, reflection.Config{})
-	require.NoError(t, e.st.PutSession(ctx, "alice", &store.SessionSummary{ID: "live", StartTime: day}))
+	require.NoError(t, e.st.PutSession(ctx, "alice", &store.Session{ID: "live", StartTime: day}))
 	_, err := e.r.ReflectSession(ctx, "alice", "live")
 	assert.ErrorIs(t, err, reflection.ErrSessionActive)
 	_, err = e.r.ReflectSession(ctx, "alice", "nope")
@@ -470,7 +470,7 @@ func TestCallsForOneUserRunOneAtATime(t *testing.T) {
 func TestExtractSessionReadsWhatIsNewAndTheEndReadsTheRest(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, reflection.Config{})
-	require.NoError(t, e.st.PutSession(ctx, "alice", &store.SessionSummary{ID: "long", StartTime: day}))
+	require.NoError(t, e.st.PutSession(ctx, "alice", &store.Session{ID: "long", StartTime: day}))
 	chunk := func(first, last int, content string) {
 		require.NoError(t, e.st.PutInteraction(ctx, "alice", &store.Interaction{ID: store.InteractionID("long", first, last), SessionID: "long",
 			Timestamp: day, FirstTurn: first, LastTurn: last, Content: content}))

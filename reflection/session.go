@@ -56,12 +56,12 @@ func (r *Reflector) ReflectSession(ctx context.Context, userID, sessionID string
 	if doc.Status != store.SessionCompleted {
 		return nil, fmt.Errorf("%w: %s", ErrSessionActive, sessionID)
 	}
-	return r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeEnd)
+	return r.reflect(ctx, userID, []*store.Session{doc}, scopeEnd)
 }
 
 // pendingSession reads a session to reflect on; done is the Skipped
 // result when it has been reflected on already.
-func (r *Reflector) pendingSession(ctx context.Context, userID, sessionID string) (doc *store.SessionSummary, done *SessionResult, err error) {
+func (r *Reflector) pendingSession(ctx context.Context, userID, sessionID string) (doc *store.Session, done *SessionResult, err error) {
 	doc, err = r.st.GetSession(ctx, userID, sessionID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reflection: session %s: %w", sessionID, err)
@@ -91,7 +91,7 @@ func (r *Reflector) ExtractSession(ctx context.Context, userID, sessionID string
 	if err != nil || done != nil {
 		return done, err
 	}
-	return r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeSoFar)
+	return r.reflect(ctx, userID, []*store.Session{doc}, scopeSoFar)
 }
 
 // scope is what a reflection reads and how it marks its sessions.
@@ -157,7 +157,7 @@ func (r *Reflector) ReflectPending(ctx context.Context, userID string) (*Pending
 	}
 	var first error
 	for _, doc := range pending {
-		sr, err := r.reflect(ctx, userID, []*store.SessionSummary{doc}, scopeEnd)
+		sr, err := r.reflect(ctx, userID, []*store.Session{doc}, scopeEnd)
 		if err != nil {
 			r.cfg.Logger.WarnContext(ctx, "memory: session reflection failed", "user", userID, "session", doc.ID, "err", err)
 			first = firstErr(first, err)
@@ -197,7 +197,7 @@ func firstErr(first, err error) error {
 
 // reflect runs one reflection over sessions (one, or an aggregation) and
 // marks them as sc says.
-func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*store.SessionSummary, sc scope) (*SessionResult, error) {
+func (r *Reflector) reflect(ctx context.Context, userID string, sessions []*store.Session, sc scope) (*SessionResult, error) {
 	res := &SessionResult{}
 	var in []prompts.ReflectionSession
 	var sources []string                  // interaction ids

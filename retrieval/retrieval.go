@@ -1,6 +1,7 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultTopK = 5
 	// DefaultTimeout bounds a direct search: one query embedding (about
 	// 0.1–0.5 s from a hosted model) and the store's searches
 	// (milliseconds).
@@ -42,7 +42,7 @@ type Config struct {
 	Mini agent.ChatClient
 	// Prompts overrides the prompt set; nil means prompts.Default().
 	Prompts *prompts.Set
-	// TopK is the number of memories returned; zero means DefaultTopK (5).
+	// TopK is the number of memories returned; zero means store.DefaultTopK (5).
 	TopK int
 	// MinSimilarity, when positive, drops vector matches below this cosine
 	// similarity: an absolute floor, for an embedder whose scale has been
@@ -86,7 +86,7 @@ type Config struct {
 type Store interface {
 	SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error)
 	SearchInsights(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Insight], error)
-	SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error)
+	SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Session], error)
 	GetInteraction(ctx context.Context, userID, id string) (*store.Interaction, error)
 }
 
@@ -98,51 +98,50 @@ type Retriever struct {
 
 // New returns a retriever on st.
 func New(st Store, cfg Config) (*Retriever, error) {
-	switch {
-	case st == nil:
+	if st == nil {
 		return nil, errors.New("retrieval: nil store")
-	case cfg.Embedder == nil:
-		return nil, errors.New("retrieval: Config.Embedder is required")
-	case cfg.TopK < 0 || cfg.TopK > store.MaxTopK:
-		return nil, fmt.Errorf("retrieval: Config.TopK %d outside [0, %d]", cfg.TopK, store.MaxTopK)
-	case cfg.MinSimilarity > 1:
-		return nil, fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", cfg.MinSimilarity)
-	case cfg.Rewrite != "" && cfg.Rewrite != RewritePrepend && cfg.Rewrite != RewriteLLM && cfg.Rewrite != RewriteOff:
-		return nil, fmt.Errorf("retrieval: unknown Config.Rewrite %q (want %q, %q or %q)", cfg.Rewrite, RewritePrepend, RewriteLLM, RewriteOff)
-	case cfg.Candidates < 0 || cfg.Candidates > store.MaxTopK, cfg.Timeout < 0, cfg.AgentTimeout < 0, cfg.MaxRounds < 0, cfg.MaxAnswerTokens < 0:
-		return nil, errors.New("retrieval: negative Candidates, Timeout, AgentTimeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
 	}
-	if cfg.Prompts == nil {
-		cfg.Prompts = prompts.Default()
-	}
-	if cfg.Rewrite == "" {
-		cfg.Rewrite = RewritePrepend
-	}
-	if cfg.TopK == 0 {
-		cfg.TopK = DefaultTopK
-	}
-	if cfg.Candidates == 0 {
-		cfg.Candidates = DefaultCandidates
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.AgentTimeout == 0 {
-		cfg.AgentTimeout = DefaultAgentTimeout
-	}
-	if cfg.MaxRounds == 0 {
-		cfg.MaxRounds = DefaultMaxRounds
-	}
-	if cfg.MaxAnswerTokens == 0 {
-		cfg.MaxAnswerTokens = DefaultMaxAnswerTokens
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	return &Retriever{st: st, cfg: cfg}, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it.
+func (c Config) withDefaults() Config {
+	c.Prompts = cmp.Or(c.Prompts, prompts.Default())
+	c.Rewrite = cmp.Or(c.Rewrite, RewritePrepend)
+	c.TopK = cmp.Or(c.TopK, store.DefaultTopK)
+	c.Candidates = cmp.Or(c.Candidates, DefaultCandidates)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.AgentTimeout = cmp.Or(c.AgentTimeout, DefaultAgentTimeout)
+	c.MaxRounds = cmp.Or(c.MaxRounds, DefaultMaxRounds)
+	c.MaxAnswerTokens = cmp.Or(c.MaxAnswerTokens, DefaultMaxAnswerTokens)
+	c.Logger = cmp.Or(c.Logger, slog.Default())
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// validate reports the first field of c (with its defaults) that is
+// missing or out of range.
+func (c Config) validate() error {
+	switch {
+	case c.Embedder == nil:
+		return errors.New("retrieval: Config.Embedder is required")
+	case c.TopK < 0 || c.TopK > store.MaxTopK:
+		return fmt.Errorf("retrieval: Config.TopK %d outside [0, %d]", c.TopK, store.MaxTopK)
+	case c.MinSimilarity > 1:
+		return fmt.Errorf("retrieval: Config.MinSimilarity %v above 1", c.MinSimilarity)
+	case c.Rewrite != RewritePrepend && c.Rewrite != RewriteLLM && c.Rewrite != RewriteOff:
+		return fmt.Errorf("retrieval: unknown Config.Rewrite %q (want %q, %q or %q)", c.Rewrite, RewritePrepend, RewriteLLM, RewriteOff)
+	case c.Candidates < 0 || c.Candidates > store.MaxTopK, c.Timeout < 0, c.AgentTimeout < 0, c.MaxRounds < 0, c.MaxAnswerTokens < 0:
+		return errors.New("retrieval: negative Candidates, Timeout, AgentTimeout, MaxRounds or MaxAnswerTokens, or Candidates above store.MaxTopK")
+	}
+	return nil
 }
 
 // Config returns the configuration with defaults applied.

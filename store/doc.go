@@ -12,7 +12,7 @@
 //     document, with LLM metadata and two vectors.
 //   - Insight: a session insight extracted by reflection, or the one
 //     long-term profile of a user (id "longterm-{user_id}").
-//   - SessionSummary: one per session: its summary once completed, and the
+//   - Session: one per session: its summary once completed, and the
 //     live session state (turns not yet pruned, cumulative summary, turn
 //     counter) written with ETag concurrency while it is active.
 //

@@ -156,8 +156,8 @@ const (
 	ReflectionProcessed ReflectionStatus = "processed"
 )
 
-// SessionSummary is the one document of a session. Its ID is the session id.
-type SessionSummary struct {
+// Session is the one document of a session. Its ID is the session id.
+type Session struct {
 	ID            string    `json:"id"`
 	UserID        string    `json:"user_id"`
 	StartTime     time.Time `json:"start_time"`
@@ -266,4 +266,26 @@ func LongTermID(userID string) string {
 	}
 	sum := sha256.Sum256([]byte(userID))
 	return prefix + "sha256-" + hex.EncodeToString(sum[:])
+}
+
+// LastWritten dates the interaction for expiry: its timestamp.
+func (d *Interaction) LastWritten() time.Time { return d.Timestamp }
+
+// LastWritten dates the insight for expiry: its last update, or its
+// creation.
+func (d *Insight) LastWritten() time.Time { return firstSet(d.UpdatedAt, d.CreatedAt) }
+
+// LastWritten dates the session for expiry: its last update, or its end,
+// or its start when it has neither.
+func (d *Session) LastWritten() time.Time { return firstSet(d.UpdatedAt, d.EndTime, d.StartTime) }
+
+// firstSet returns the first of ts that is not zero (time.Time.IsZero, so
+// a zero instant in any location counts as unset), or the zero time.
+func firstSet(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
 }

@@ -104,16 +104,16 @@ type Sessions interface {
 	// with any other ETag it succeeds only if the stored document has that
 	// ETag, and fails with ErrConflict if it has another or no longer
 	// exists. On success doc.ETag holds the new ETag.
-	PutSession(ctx context.Context, userID string, doc *SessionSummary) error
+	PutSession(ctx context.Context, userID string, doc *Session) error
 	// GetSession returns the session document with its ETag, or ErrNotFound.
-	GetSession(ctx context.Context, userID, sessionID string) (*SessionSummary, error)
+	GetSession(ctx context.Context, userID, sessionID string) (*Session, error)
 	// ListSessions returns the user's sessions matching f, most recent
 	// first (by StartTime, then ID).
-	ListSessions(ctx context.Context, userID string, f SessionFilter) ([]*SessionSummary, error)
+	ListSessions(ctx context.Context, userID string, f SessionFilter) ([]*Session, error)
 	// SearchSessions ranks the user's session summaries for q. Full text
 	// covers summary and key topics; the vector field is summary_vector. A
 	// request that breaks SearchRequest's rules is ErrInvalid.
-	SearchSessions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*SessionSummary], error)
+	SearchSessions(ctx context.Context, userID string, q SearchRequest) ([]Hit[*Session], error)
 }
 
 // Turns keeps the turn records of a user's sessions, numbered in order
@@ -176,7 +176,7 @@ type Deleter interface {
 	DeleteUser(ctx context.Context, userID string) error
 }
 
-// CreateOnly, as SessionSummary.ETag, makes PutSession an insert that
+// CreateOnly, as Session.ETag, makes PutSession an insert that
 // fails with ErrConflict when the session already exists (HTTP's
 // If-None-Match: *), so two processes starting the same session cannot
 // overwrite each other.

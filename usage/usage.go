@@ -111,15 +111,15 @@ func (m meteredChat) Complete(ctx context.Context, req *agent.ChatRequest) (*age
 	return resp, err
 }
 
-// Counter is implemented by embedders that report the input tokens of
-// each call, such as llm/openai's.
-type Counter interface {
+// TokenReportingEmbedder is implemented by embedders that report the
+// input tokens of each call, such as llm/openai's.
+type TokenReportingEmbedder interface {
 	EmbedCounted(ctx context.Context, texts []string) ([][]float32, int, error)
 }
 
 // Embedder returns e counting the tokens of each call into the Meter of
-// the call's context, when e reports them (Counter). The result is lexical
-// (embed.IsLexical) exactly when e is.
+// the call's context, when e reports them (TokenReportingEmbedder). The
+// result is lexical (embed.IsLexical) exactly when e is.
 func Embedder(e embed.Embedder) embed.Embedder {
 	if e == nil {
 		return nil
@@ -137,7 +137,7 @@ func (m meteredEmbedder) Dimensions() int { return m.e.Dimensions() }
 func (m meteredEmbedder) Lexical() bool   { return embed.IsLexical(m.e) }
 
 func (m meteredEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	c, ok := m.e.(Counter)
+	c, ok := m.e.(TokenReportingEmbedder)
 	if !ok {
 		return m.e.Embed(ctx, texts)
 	}

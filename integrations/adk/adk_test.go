@@ -462,7 +462,7 @@ func TestMemoryFailureNeverBreaksTheRun(t *testing.T) {
 // decides which earlier turns a request carries.
 func TestActiveTurnsWithinTheBudget(t *testing.T) {
 	ctx := context.Background()
-	s := newStack(t, true, func(c *provider.Config) { c.K = 2; c.ActiveTurns = 1 })
+	s := newStack(t, true, func(c *provider.Config) { c.KeeperConfig.K = 2; c.KeeperConfig.ActiveTurns = 1 })
 	sess := s.newSession(t, "dana")
 	msgs := []string{"First: I live in Lisbon.", "Second: I rent my flat.", "Third: I own a car.", "Fourth: I cycle to work."}
 	for _, q := range msgs {

@@ -28,6 +28,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,26 +166,10 @@ func Run(ctx context.Context, s Stack, cfg Config) (*Report, error) {
 		return nil, errors.New("check: Stack needs an Embedder")
 	case s.Store == nil && s.StoreErr == nil:
 		return nil, errors.New("check: Stack needs a Store or a StoreErr")
-	case cfg.Calls < 0 || cfg.Timeout < 0:
-		return nil, fmt.Errorf("check: Calls %d and Timeout %v must not be negative", cfg.Calls, cfg.Timeout)
 	}
-	if cfg.Calls == 0 {
-		cfg.Calls = DefaultCalls
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Pairs == nil {
-		cfg.Pairs = Pairs()
-	}
-	if cfg.MinGap == 0 {
-		cfg.MinGap = DefaultMinGap
-	}
-	if cfg.MinSeparation == 0 {
-		cfg.MinSeparation = DefaultMinSeparation
-	}
-	if len(cfg.Pairs) < 2 {
-		return nil, fmt.Errorf("check: %d similarity pairs: want at least 2", len(cfg.Pairs))
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	r := &Report{Offline: s.Offline, Models: s.Description, Store: s.StoreName}
 	c := &checker{cfg: cfg}
@@ -227,6 +212,31 @@ func Run(ctx context.Context, s Stack, cfg Config) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it.
+func (c Config) withDefaults() Config {
+	c.Calls = cmp.Or(c.Calls, DefaultCalls)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	if c.Pairs == nil {
+		c.Pairs = Pairs()
+	}
+	c.MinGap = cmp.Or(c.MinGap, DefaultMinGap)
+	c.MinSeparation = cmp.Or(c.MinSeparation, DefaultMinSeparation)
+	return c
+}
+
+// validate reports the first field of c (with its defaults) that is out
+// of range.
+func (c Config) validate() error {
+	switch {
+	case c.Calls < 0 || c.Timeout < 0:
+		return fmt.Errorf("check: Calls %d and Timeout %v must not be negative", c.Calls, c.Timeout)
+	case len(c.Pairs) < 2:
+		return fmt.Errorf("check: %d similarity pairs: want at least 2", len(c.Pairs))
+	}
+	return nil
 }
 
 // checker runs the checks of one Run.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/langchain"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
@@ -97,7 +98,7 @@ func TestMemoryThroughLangchaingo(t *testing.T) {
 	logs := &lockedBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	mem, err := provider.New(st, provider.Config{
-		UserID: "u1", Chat: chat, Mini: mini, Embedder: emb, K: 3,
+		UserID: "u1", Chat: chat, Mini: mini, Embedder: emb, KeeperConfig: keeper.Config{K: 3},
 		RetryBackoff: time.Millisecond, Logger: logger,
 	})
 	require.NoError(t, err)

@@ -108,6 +108,7 @@
 package offline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -185,25 +186,15 @@ var _ agent.ChatClient = (*Client)(nil)
 // New returns a client configured by cfg. It fails on an invalid prompt
 // name, a nil handler or negative limits.
 func New(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
 	c := &Client{
 		handlers:     make(map[string]Handler, len(cfg.Handlers)),
-		auto:         cfg.AutoTools,
+		auto:         slices.Clone(cfg.AutoTools),
 		maxSentences: cfg.MaxSentences,
 		maxRunes:     cfg.MaxAnswerRunes,
-	}
-	if c.auto == nil {
-		c.auto = []string{RetrieveUserFactsTool}
-	} else {
-		c.auto = append([]string(nil), c.auto...)
-	}
-	if c.maxSentences < 0 || c.maxRunes < 0 {
-		return nil, fmt.Errorf("offline: negative limit (MaxSentences %d, MaxAnswerRunes %d)", cfg.MaxSentences, cfg.MaxAnswerRunes)
-	}
-	if c.maxSentences == 0 {
-		c.maxSentences = DefaultMaxSentences
-	}
-	if c.maxRunes == 0 {
-		c.maxRunes = DefaultMaxAnswerRunes
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Handlers)) { // first error deterministic
 		if err := c.Handle(name, cfg.Handlers[name]); err != nil {
@@ -216,6 +207,26 @@ func New(cfg Config) (*Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it. An empty, non-nil AutoTools stays: no tool is called automatically.
+func (c Config) withDefaults() Config {
+	if c.AutoTools == nil {
+		c.AutoTools = []string{RetrieveUserFactsTool}
+	}
+	c.MaxSentences = cmp.Or(c.MaxSentences, DefaultMaxSentences)
+	c.MaxAnswerRunes = cmp.Or(c.MaxAnswerRunes, DefaultMaxAnswerRunes)
+	return c
+}
+
+// validate reports the first field of c that is out of range. The
+// handlers are checked as they are added.
+func (c Config) validate() error {
+	if c.MaxSentences < 0 || c.MaxAnswerRunes < 0 {
+		return fmt.Errorf("offline: negative limit (MaxSentences %d, MaxAnswerRunes %d)", c.MaxSentences, c.MaxAnswerRunes)
+	}
+	return nil
 }
 
 // Handle registers h for the prompt named name. It fails if name is not

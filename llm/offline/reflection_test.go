@@ -12,6 +12,7 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/lexis"
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // testCategories are the six default insight categories and one of the
@@ -80,7 +81,7 @@ func TestSessionReflectionHandler(t *testing.T) {
 		{Category: "concern", Text: "The user is worried about market drops.", Confidence: 0.8, Importance: "high"},
 		{Category: "demographics", Text: "The user is 42 and married with two kids.", Confidence: 0.9, Importance: "medium"},
 	}
-	if res.Flag != prompts.FlagInsight || !slices.Equal(res.Insights, want) {
+	if res.Flag != store.FlagInsight || !slices.Equal(res.Insights, want) {
 		t.Errorf("insights %+v\nwant     %+v", res.Insights, want)
 	}
 }
@@ -99,7 +100,7 @@ func TestSessionReflectionNoInsight(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res := reflectOn(t, c, testCategories, turns...)
-			if res.Flag != prompts.FlagNoInsight || len(res.Insights) != 0 {
+			if res.Flag != store.FlagNoInsight || len(res.Insights) != 0 {
 				t.Errorf("%+v", res)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/lexis"
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // reflectionInsight is one insight of the session_reflection answer.
@@ -40,7 +41,7 @@ var secretRE = regexp.MustCompile(`(?i)\b(?:passwords?|passcodes?|passphrases?|p
 
 // reflectSessions applies the session_reflection rules to a <sessions> block.
 func reflectSessions(sessions string, rules []catRule) reflectionAnswer {
-	ans := reflectionAnswer{Flag: prompts.FlagNoInsight, Insights: []reflectionInsight{}}
+	ans := reflectionAnswer{Flag: store.FlagNoInsight, Insights: []reflectionInsight{}}
 	seen := map[string]bool{}
 	// Session headers and the "left out" note parse as messages of role
 	// "unknown"; only the user's own messages count.
@@ -83,7 +84,7 @@ func reflectSessions(sessions string, rules []catRule) reflectionAnswer {
 		ans.Insights = ans.Insights[:prompts.MaxInsights]
 	}
 	if len(ans.Insights) > 0 {
-		ans.Flag = prompts.FlagInsight
+		ans.Flag = store.FlagInsight
 	}
 	return ans
 }

@@ -84,8 +84,8 @@ func BenchmarkHybridSearch(b *testing.B) {
 	reportStats(b, s, before)
 }
 
-func benchSession() *store.SessionSummary {
-	return &store.SessionSummary{ID: "s1", StartTime: time.Now(), Summary: "a session",
+func benchSession() *store.Session {
+	return &store.Session{ID: "s1", StartTime: time.Now(), Summary: "a session",
 		State: store.SessionState{CumulativeSummary: "The user is 42 and saving for retirement."}}
 }
 

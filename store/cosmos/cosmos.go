@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,55 +153,14 @@ var _ store.Store = (*Store)(nil)
 // endpoint that refuses the connection or whose host name does not resolve
 // fails at once with ErrUnreachable, naming the endpoint and the cause.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	if cfg.Endpoint == "" {
-		return nil, errors.New("cosmos: Config.Endpoint is empty")
-	}
-	if cfg.Database == "" {
-		cfg.Database = DefaultDatabase
-	}
-	if cfg.Interactions == "" {
-		cfg.Interactions = DefaultInteractions
-	}
-	if cfg.Insights == "" {
-		cfg.Insights = DefaultInsights
-	}
-	if cfg.Sessions == "" {
-		cfg.Sessions = DefaultSessions
-	}
-	if cfg.VectorIndex == "" {
-		cfg.VectorIndex = QuantizedFlat
-	}
-	switch cfg.VectorIndex {
-	case QuantizedFlat, DiskANN, Flat:
-	default:
-		return nil, fmt.Errorf("cosmos: unknown Config.VectorIndex %q (want %q, %q or %q)", cfg.VectorIndex, QuantizedFlat, DiskANN, Flat)
-	}
-	switch cfg.FullText {
-	case FullTextAuto, FullTextNative, FullTextGo:
-	default:
-		return nil, fmt.Errorf("cosmos: unknown Config.FullText %q (want %q, %q or empty for auto)", cfg.FullText, FullTextNative, FullTextGo)
-	}
-	if cfg.Dimensions < 0 {
-		return nil, fmt.Errorf("cosmos: Config.Dimensions is %d", cfg.Dimensions)
-	}
-	if cfg.CreateIfNotExists {
-		if cfg.Dimensions == 0 || cfg.Dimensions > maxProvisionedDimensions {
-			return nil, fmt.Errorf("cosmos: CreateIfNotExists needs Config.Dimensions in [1, %d], got %d", maxProvisionedDimensions, cfg.Dimensions)
-		}
-		if cfg.AutoscaleMaxRU != 0 && cfg.AutoscaleMaxRU < autoscaleMinimumMaxRU {
-			return nil, fmt.Errorf("cosmos: Config.AutoscaleMaxRU is %d, at least %d", cfg.AutoscaleMaxRU, autoscaleMinimumMaxRU)
-		}
-	}
-	if cfg.MaxTextCandidates <= 0 {
-		cfg.MaxTextCandidates = DefaultMaxTextCandidates
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	if err := probe(ctx, cfg.Endpoint); err != nil {
 		return nil, err
 	}
 	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 
 	var opts azcosmos.ClientOptions
 	if cfg.ClientOptions != nil {
@@ -270,6 +230,52 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it (a negative MaxTextCandidates counts as zero). The logger defaults to
+// one that discards.
+func (c Config) withDefaults() Config {
+	c.Database = cmp.Or(c.Database, DefaultDatabase)
+	c.Interactions = cmp.Or(c.Interactions, DefaultInteractions)
+	c.Insights = cmp.Or(c.Insights, DefaultInsights)
+	c.Sessions = cmp.Or(c.Sessions, DefaultSessions)
+	c.VectorIndex = cmp.Or(c.VectorIndex, QuantizedFlat)
+	if c.MaxTextCandidates <= 0 {
+		c.MaxTextCandidates = DefaultMaxTextCandidates
+	}
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	return c
+}
+
+// validate reports the first field of c (with its defaults) that is
+// missing or out of range.
+func (c Config) validate() error {
+	if c.Endpoint == "" {
+		return errors.New("cosmos: Config.Endpoint is empty")
+	}
+	switch c.VectorIndex {
+	case QuantizedFlat, DiskANN, Flat:
+	default:
+		return fmt.Errorf("cosmos: unknown Config.VectorIndex %q (want %q, %q or %q)", c.VectorIndex, QuantizedFlat, DiskANN, Flat)
+	}
+	switch c.FullText {
+	case FullTextAuto, FullTextNative, FullTextGo:
+	default:
+		return fmt.Errorf("cosmos: unknown Config.FullText %q (want %q, %q or empty for auto)", c.FullText, FullTextNative, FullTextGo)
+	}
+	if c.Dimensions < 0 {
+		return fmt.Errorf("cosmos: Config.Dimensions is %d", c.Dimensions)
+	}
+	if c.CreateIfNotExists {
+		if c.Dimensions == 0 || c.Dimensions > maxProvisionedDimensions {
+			return fmt.Errorf("cosmos: CreateIfNotExists needs Config.Dimensions in [1, %d], got %d", maxProvisionedDimensions, c.Dimensions)
+		}
+		if c.AutoscaleMaxRU != 0 && c.AutoscaleMaxRU < autoscaleMinimumMaxRU {
+			return fmt.Errorf("cosmos: Config.AutoscaleMaxRU is %d, at least %d", c.AutoscaleMaxRU, autoscaleMinimumMaxRU)
+		}
+	}
+	return nil
 }
 
 // As sets *i to the store's azcosmos client when i is a **azcosmos.Client,

@@ -23,7 +23,7 @@ func TestDeletionLogItems(t *testing.T) {
 		Subject: "subj-a", Hash: "h1", UserID: "alice-user",
 		Items: []store.DeletedItem{{Kind: store.KindSessionSummary, Action: store.ActionDeleted, Count: 1, IDHash: "idh", ID: "ses-zqxmarker"}}}
 	require.NoError(t, s.AppendDeletion(ctx, rec))
-	require.NoError(t, s.PutSession(ctx, "alice-user", &store.SessionSummary{ID: "ses-zqxmarker"}))
+	require.NoError(t, s.PutSession(ctx, "alice-user", &store.Session{ID: "ses-zqxmarker"}))
 
 	raw := func() []byte {
 		b, _, err := s.read(ctx, store.KindSessionSummary, store.DeletionLogPartition, deletionItemID(1))

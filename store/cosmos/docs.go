@@ -288,7 +288,7 @@ func (s *Store) SupersedeInsight(ctx context.Context, userID, id string, sup sto
 }
 
 // PutSession writes a session document, conditionally on doc.ETag when set.
-func (s *Store) PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error {
+func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Session) error {
 	if err := s.check(userID); err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 }
 
 // GetSession returns the session document with its ETag.
-func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error) {
+func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.Session, error) {
 	if err := s.check(userID); err != nil {
 		return nil, err
 	}
@@ -350,7 +350,7 @@ func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*stor
 		// A turn or the user state, which share the container.
 		return nil, fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
 	}
-	d, err := decode[store.SessionSummary](b)
+	d, err := decode[store.Session](b)
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*stor
 }
 
 // ListSessions returns the user's sessions matching f, most recent first.
-func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
 	if err := s.check(userID); err != nil {
 		return nil, err
 	}
@@ -382,11 +382,11 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 		top = "TOP " + q.param(f.Limit) + " "
 	}
 	sql := "SELECT " + top + "* FROM c" + q.whereClause() + " ORDER BY c.start_time DESC, c.id DESC"
-	out, err := queryDocs[store.SessionSummary](ctx, s, store.KindSessionSummary, userID, "list sessions", sql, q.params)
+	out, err := queryDocs[store.Session](ctx, s, store.KindSessionSummary, userID, "list sessions", sql, q.params)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b *store.SessionSummary) int {
+	slices.SortFunc(out, func(a, b *store.Session) int {
 		if c := b.StartTime.Compare(a.StartTime); c != 0 {
 			return c
 		}

@@ -97,7 +97,7 @@ func TestDeleteUserEmptiesThePartition(t *testing.T) {
 			require.NoError(t, s.PutInsight(ctx, user, &store.Insight{ID: "ins-" + id, InsightType: store.InsightSession, InsightText: "plan " + id}))
 			require.NoError(t, s.AppendTurn(ctx, user, &store.Turn{ID: "turn-" + id, SessionID: "s1", Messages: []store.TurnMessage{{ID: "m-" + id, Role: "user", Content: "plan " + id}}}))
 		}
-		require.NoError(t, s.PutSession(ctx, user, &store.SessionSummary{ID: "s1", Summary: "plans"}))
+		require.NoError(t, s.PutSession(ctx, user, &store.Session{ID: "s1", Summary: "plans"}))
 		require.NoError(t, s.PutUserState(ctx, user, &store.UserState{SinceProfile: 1}))
 	}
 	count := func(user string) int {

@@ -56,7 +56,7 @@ func TestUserIsolationWire(t *testing.T) {
 	for _, u := range []string{"alice", "bob"} {
 		require.NoError(t, s.PutInteraction(ctx, u, &store.Interaction{ID: u + "-int", SessionID: "s1", Content: "zebra " + u, ContentVector: unitVec(0)}))
 		require.NoError(t, s.PutInsight(ctx, u, &store.Insight{ID: u + "-ins", InsightType: store.InsightSession, InsightText: "zebra " + u, InsightVector: unitVec(0)}))
-		require.NoError(t, s.PutSession(ctx, u, &store.SessionSummary{ID: u + "-ses", Summary: "zebra " + u, SummaryVector: unitVec(0)}))
+		require.NoError(t, s.PutSession(ctx, u, &store.Session{ID: u + "-ses", Summary: "zebra " + u, SummaryVector: unitVec(0)}))
 	}
 	var client *azcosmos.Client
 	require.True(t, s.As(&client))
@@ -135,7 +135,7 @@ func hitIDsOf[T any](hits []store.Hit[T]) []string {
 			ids = append(ids, d.ID)
 		case *store.Insight:
 			ids = append(ids, d.ID)
-		case *store.SessionSummary:
+		case *store.Session:
 			ids = append(ids, d.ID)
 		}
 	}

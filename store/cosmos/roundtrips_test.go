@@ -40,7 +40,7 @@ func TestRoundTripsPerInvokingAndPrune(t *testing.T) {
 	emb, err := lexical.New(lexical.Config{Dimensions: storetest.Dimensions})
 	require.NoError(t, err)
 
-	mem, err := provider.New(s, provider.Config{Chat: model, Embedder: emb, K: 2})
+	mem, err := provider.New(s, provider.Config{Chat: model, Embedder: emb, KeeperConfig: keeper.Config{K: 2}})
 	require.NoError(t, err)
 	defer mem.Close(ctx)
 	a := agent.New(model, agent.Config{ContextProviders: []agent.ContextProvider{mem}})

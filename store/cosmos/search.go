@@ -35,8 +35,8 @@ func (s *Store) SearchInsights(ctx context.Context, userID string, q store.Searc
 }
 
 // SearchSessions ranks the user's session summaries for q.
-func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error) {
-	return search(ctx, s, userID, store.KindSessionSummary, q, sessionText, func(d *store.SessionSummary) string { return d.ID })
+func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Session], error) {
+	return search(ctx, s, userID, store.KindSessionSummary, q, sessionText, func(d *store.Session) string { return d.ID })
 }
 
 // textProjection is what the full-text leg reads of each candidate: its id

@@ -100,7 +100,7 @@ func interactionText(d *store.Interaction) []string {
 
 func insightText(d *store.Insight) []string { return []string{d.InsightText} }
 
-func sessionText(d *store.SessionSummary) []string {
+func sessionText(d *store.Session) []string {
 	return []string{d.Summary, strings.Join(d.KeyTopics, " ")}
 }
 
@@ -117,7 +117,7 @@ type wireInsight struct {
 }
 
 type wireSession struct {
-	*store.SessionSummary
+	*store.Session
 	StartTime wireTime `json:"start_time"`
 	ETag      string   `json:"_etag,omitempty"` // shadows the document's: never sent
 	derived
@@ -134,7 +134,7 @@ func encodeInsight(d *store.Insight) ([]byte, error) {
 		derive(insightText(d), map[store.VectorField][]float32{store.FieldInsightVector: d.InsightVector})})
 }
 
-func encodeSession(d *store.SessionSummary) ([]byte, error) {
+func encodeSession(d *store.Session) ([]byte, error) {
 	return marshal("session "+d.ID, wireSession{d, wireTime(d.StartTime), "",
 		derive(sessionText(d), map[store.VectorField][]float32{store.FieldSummaryVector: d.SummaryVector})})
 }
@@ -159,7 +159,7 @@ func decode[T any](b []byte) (*T, error) {
 		x.Timestamp = x.Timestamp.UTC()
 	case *store.Insight:
 		x.CreatedAt, x.UpdatedAt, x.SupersededAt = x.CreatedAt.UTC(), x.UpdatedAt.UTC(), x.SupersededAt.UTC()
-	case *store.SessionSummary:
+	case *store.Session:
 		x.StartTime, x.EndTime, x.UpdatedAt = x.StartTime.UTC(), x.EndTime.UTC(), x.UpdatedAt.UTC()
 	}
 	return d, nil

@@ -186,7 +186,7 @@ func TestErrorMapping(t *testing.T) {
 	})
 	s := f.open(t, nil)
 	ctx := t.Context()
-	sess := &store.SessionSummary{ID: "s1", StartTime: time.Now()}
+	sess := &store.Session{ID: "s1", StartTime: time.Now()}
 
 	status.Store(http.StatusNotFound)
 	_, err := s.GetInteraction(ctx, "alice", "i1")
@@ -236,7 +236,7 @@ func TestSessionWire(t *testing.T) {
 		return false
 	})
 	s := f.open(t, nil)
-	doc := &store.SessionSummary{ID: "s1", StartTime: time.Date(2026, 3, 1, 11, 0, 0, 0, time.FixedZone("x", 3600)), ETag: `"v1"`}
+	doc := &store.Session{ID: "s1", StartTime: time.Date(2026, 3, 1, 11, 0, 0, 0, time.FixedZone("x", 3600)), ETag: `"v1"`}
 	require.NoError(t, s.PutSession(t.Context(), "alice", doc))
 	assert.Equal(t, `"v2"`, doc.ETag)
 	reqs := f.requests()

@@ -47,7 +47,7 @@ func TestEncodedDocuments(t *testing.T) {
 	assert.True(t, in.Timestamp.Equal(back.Timestamp))
 	assert.Equal(t, in.Metadata, back.Metadata)
 
-	sb, err := encodeSession(&store.SessionSummary{ID: "s1", UserID: "alice", ETag: `"stale"`, StartTime: time.Time{}})
+	sb, err := encodeSession(&store.Session{ID: "s1", UserID: "alice", ETag: `"stale"`, StartTime: time.Time{}})
 	require.NoError(t, err)
 	assert.NotContains(t, string(sb), "_etag")
 	assert.Contains(t, string(sb), `"start_time":"0001-01-01T00:00:00.000000000Z"`)

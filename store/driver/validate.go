@@ -122,7 +122,7 @@ func (v Validator) Insight(userID string, doc *store.Insight) error {
 
 // Session validates doc for userID, filling an empty doc.UserID, Status
 // (active) and ReflectionStatus (pending).
-func (v Validator) Session(userID string, doc *store.SessionSummary) error {
+func (v Validator) Session(userID string, doc *store.Session) error {
 	if doc == nil {
 		return fmt.Errorf("%w: nil session", store.ErrInvalid)
 	}

@@ -26,7 +26,7 @@ func TestValidatorRejects(t *testing.T) {
 		"insight type":   v.Insight("u1", &store.Insight{ID: "x"}),
 		"confidence":     v.Insight("u1", &store.Insight{ID: "x", InsightType: store.InsightSession, Confidence: &conf}),
 		"longterm id":    v.Insight("u1", &store.Insight{ID: "longterm-u2", InsightType: store.InsightLongTerm}),
-		"session status": v.Session("u1", &store.SessionSummary{ID: "s", Status: "paused"}),
+		"session status": v.Session("u1", &store.Session{ID: "s", Status: "paused"}),
 		"nil session":    v.Session("u1", nil),
 		"empty search":   func() error { _, err := v.Search(store.KindInteraction, store.SearchRequest{}); return err }(),
 		"bad field": func() error {
@@ -58,7 +58,7 @@ func TestValidatorFillsDefaults(t *testing.T) {
 	assert.Equal(t, "u1", in.UserID)
 	assert.Equal(t, store.ContentHash("likes bonds"), in.ContentHash)
 
-	s := &store.SessionSummary{ID: "s1"}
+	s := &store.Session{ID: "s1"}
 	require.NoError(t, v.Session("u1", s))
 	assert.Equal(t, store.SessionActive, s.Status)
 	assert.Equal(t, store.ReflectionPending, s.ReflectionStatus)

@@ -37,7 +37,7 @@ func cloneInsight(d *store.Insight) *store.Insight {
 	return &c
 }
 
-func cloneSession(d *store.SessionSummary) *store.SessionSummary {
+func cloneSession(d *store.Session) *store.Session {
 	c := *d
 	c.StartTime = d.StartTime.UTC()
 	c.EndTime = d.EndTime.UTC()

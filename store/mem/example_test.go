@@ -39,7 +39,7 @@ func Example() {
 	fmt.Println("bob's hits:", len(bobHits))
 
 	// Session state is written with ETag concurrency.
-	sess := &store.SessionSummary{ID: "s1"}
+	sess := &store.Session{ID: "s1"}
 	_ = s.PutSession(ctx, "alice", sess)
 	stale := *sess
 	sess.Summary = "talked about funds"

@@ -50,7 +50,7 @@ type Store struct {
 type userDocs struct {
 	interactions map[string]*store.Interaction
 	insights     map[string]*store.Insight
-	sessions     map[string]*store.SessionSummary
+	sessions     map[string]*store.Session
 	turns        map[string][]*store.Turn // by session, in Seq order
 	state        *store.UserState
 }
@@ -87,7 +87,7 @@ func (s *Store) userForWrite(userID string) *userDocs {
 		u = &userDocs{
 			interactions: make(map[string]*store.Interaction),
 			insights:     make(map[string]*store.Insight),
-			sessions:     make(map[string]*store.SessionSummary),
+			sessions:     make(map[string]*store.Session),
 			turns:        make(map[string][]*store.Turn),
 		}
 		s.users[userID] = u
@@ -343,7 +343,7 @@ func (s *Store) SupersedeInsight(ctx context.Context, userID, id string, sup sto
 }
 
 // PutSession implements store.Store.
-func (s *Store) PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error {
+func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Session) error {
 	if err := s.begin(ctx, userID); err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 }
 
 // GetSession implements store.Store.
-func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error) {
+func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.Session, error) {
 	if err := s.begin(ctx, userID); err != nil {
 		return nil, err
 	}
@@ -397,7 +397,7 @@ func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*stor
 }
 
 // ListSessions implements store.Store.
-func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
 	if err := s.begin(ctx, userID); err != nil {
 		return nil, err
 	}
@@ -408,7 +408,7 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	out := []*store.SessionSummary{}
+	out := []*store.Session{}
 	if u := s.user(userID); u != nil {
 		for _, d := range u.sessions {
 			if (f.Status == "" || d.Status == f.Status) &&
@@ -418,7 +418,7 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b *store.SessionSummary) int {
+	slices.SortFunc(out, func(a, b *store.Session) int {
 		return cmp.Or(b.StartTime.Compare(a.StartTime), cmp.Compare(b.ID, a.ID))
 	})
 	if f.Limit > 0 && len(out) > f.Limit {

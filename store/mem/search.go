@@ -70,10 +70,10 @@ func (s *Store) SearchInsights(ctx context.Context, userID string, q store.Searc
 }
 
 // SearchSessions implements store.Store.
-func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error) {
+func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Session], error) {
 	return search(ctx, s, userID, store.KindSessionSummary, q,
-		func(u *userDocs) map[string]*store.SessionSummary { return u.sessions },
-		func(d *store.SessionSummary, q store.SearchRequest) view {
+		func(u *userDocs) map[string]*store.Session { return u.sessions },
+		func(d *store.Session, q store.SearchRequest) view {
 			return view{
 				active: true,
 				match:  (q.SessionID == "" || d.ID == q.SessionID) && inRange(d.StartTime, q.Since, q.Until),

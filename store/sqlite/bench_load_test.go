@@ -158,7 +158,7 @@ func putBatch(ctx context.Context, s *Store, kind store.Kind, lo int, texts []st
 			var cs []change
 			for i, text := range texts {
 				n := lo + i
-				d := &store.SessionSummary{ID: fmt.Sprintf("sess-%07d", n), StartTime: at(n), Status: store.SessionCompleted,
+				d := &store.Session{ID: fmt.Sprintf("sess-%07d", n), StartTime: at(n), Status: store.SessionCompleted,
 					Summary: text, KeyTopics: strings.Fields(text)[:3], SummaryVector: vecs[i]}
 				if err := s.v.Session(benchUser, d); err != nil {
 					return nil, err

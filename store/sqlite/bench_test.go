@@ -130,7 +130,7 @@ func newBenchFixture(b *testing.B, n int) *benchFixture {
 		}
 	}
 	for i := 0; i*benchPerSess < n; i++ {
-		ss := &store.SessionSummary{ID: fmt.Sprintf("sess-%06d", i), StartTime: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i*benchPerSess) * time.Minute),
+		ss := &store.Session{ID: fmt.Sprintf("sess-%06d", i), StartTime: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i*benchPerSess) * time.Minute),
 			Status: store.SessionCompleted, Summary: f.text(20), SummaryVector: f.unitVector(), KeyTopics: strings.Fields(f.text(3))}
 		if err := s.PutSession(ctx, benchUser, ss); err != nil {
 			b.Fatal(err)

@@ -95,7 +95,7 @@ func encodeInsight(d *store.Insight) (string, error) {
 	return marshal(&c)
 }
 
-func encodeSession(d *store.SessionSummary) (string, error) {
+func encodeSession(d *store.Session) (string, error) {
 	c := *d
 	c.SummaryVector, c.ETag = nil, ""
 	return marshal(&c)
@@ -143,11 +143,11 @@ func decodeInsight(doc, vec []byte) (*store.Insight, error) {
 	return &d, nil
 }
 
-func decodeSession(doc, vec []byte, etag string) (*store.SessionSummary, error) {
+func decodeSession(doc, vec []byte, etag string) (*store.Session, error) {
 	if len(doc) == 0 {
 		return nil, errEmptyDoc
 	}
-	var d store.SessionSummary
+	var d store.Session
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, err
 	}

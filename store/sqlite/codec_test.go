@@ -57,7 +57,7 @@ func TestDocumentsStoredWithoutVectorsOrETag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, in, got)
 
-	ss := &store.SessionSummary{ID: "s", ETag: "e1", SummaryVector: []float32{1}}
+	ss := &store.Session{ID: "s", ETag: "e1", SummaryVector: []float32{1}}
 	enc, err := encodeSession(ss)
 	require.NoError(t, err)
 	assert.NotContains(t, enc, "_etag")

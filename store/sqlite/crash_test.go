@@ -57,7 +57,7 @@ func crashChild(path string) {
 	if err != nil {
 		childFail("open: %v", err)
 	}
-	sess := &store.SessionSummary{ID: liveSession, StartTime: t0}
+	sess := &store.Session{ID: liveSession, StartTime: t0}
 	for i := 1; ; i++ {
 		sess.State.TurnCounter = i
 		sess.State.Turns = append(sess.State.Turns, store.Turn{Seq: i, Time: t0,
@@ -210,7 +210,7 @@ func TestProcessesWritingConcurrently(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	s := openAt(t, path, sqlite.Config{})
-	require.NoError(t, s.PutSession(ctx, liveUser, &store.SessionSummary{ID: liveSession}))
+	require.NoError(t, s.PutSession(ctx, liveUser, &store.Session{ID: liveSession}))
 
 	type proc struct {
 		cmd    *exec.Cmd

@@ -44,7 +44,7 @@ func fill(t *testing.T, s *sqlite.Store, user, marker string) {
 		require.NoError(t, s.AppendTurn(ctx, user, &store.Turn{ID: "turn-" + id, SessionID: "ses-" + marker,
 			Messages: []store.TurnMessage{{ID: "msg-" + id, Role: "user", Content: text}}}))
 	}
-	require.NoError(t, s.PutSession(ctx, user, &store.SessionSummary{ID: "ses-" + marker, Summary: marker + " summary of the plan"}))
+	require.NoError(t, s.PutSession(ctx, user, &store.Session{ID: "ses-" + marker, Summary: marker + " summary of the plan"}))
 	require.NoError(t, s.PutUserState(ctx, user, &store.UserState{LeaseOwner: "owner-" + marker}))
 }
 

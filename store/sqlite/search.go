@@ -56,11 +56,11 @@ WHERE user_id = ? AND superseded = 0 AND id IN (`+placeholders(len(ids))+`)`, id
 }
 
 // SearchSessions ranks the user's session summaries for q.
-func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.SessionSummary], error) {
-	return search(ctx, s, userID, store.KindSessionSummary, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.SessionSummary, error) {
+func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Session], error) {
+	return search(ctx, s, userID, store.KindSessionSummary, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.Session, error) {
 		return querySessions(ctx, tx, `SELECT id, doc, summary_vector, etag FROM session_summaries
 WHERE user_id = ? AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
-	}, func(d *store.SessionSummary) string { return d.ID })
+	}, func(d *store.Session) string { return d.ID })
 }
 
 func idArgs(userID string, ids []string) []any {

@@ -27,7 +27,7 @@ ON CONFLICT (user_id, id) DO UPDATE SET
 // another or no longer exists. The check and the write run under the
 // database's write lock, so they are atomic across processes too. On
 // success doc.ETag holds the new ETag; on failure doc.ETag is unchanged.
-func (s *Store) PutSession(ctx context.Context, userID string, doc *store.SessionSummary) error {
+func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Session) error {
 	if err := s.check(userID); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 }
 
 // sessionChange is the cache's view of a written session.
-func sessionChange(d *store.SessionSummary) change {
+func sessionChange(d *store.Session) change {
 	r := &vecRow{id: d.ID, session: d.ID, t: timeKey(d.StartTime)}
 	r.setVectors(slices.Clone(d.SummaryVector))
 	return change{kind: store.KindSessionSummary, upsert: r}
@@ -81,14 +81,14 @@ func sessionChange(d *store.SessionSummary) change {
 
 // GetSession returns the session document with its ETag, or
 // store.ErrNotFound.
-func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.SessionSummary, error) {
+func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.Session, error) {
 	if err := s.check(userID); err != nil {
 		return nil, err
 	}
 	if err := store.CheckID("session id", sessionID); err != nil {
 		return nil, err
 	}
-	var doc *store.SessionSummary
+	var doc *store.Session
 	err := s.read(ctx, "get session", func(tx *sql.Tx) error {
 		docs, err := querySessions(ctx, tx, `SELECT id, doc, summary_vector, etag FROM session_summaries
 WHERE user_id = ? AND id = ?`, userID, sessionID)
@@ -106,7 +106,7 @@ WHERE user_id = ? AND id = ?`, userID, sessionID)
 
 // ListSessions returns the user's sessions matching f, most recent first
 // (by StartTime, then ID, both descending).
-func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.SessionSummary, error) {
+func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
 	if err := s.check(userID); err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 	w.timeRange("start_time", f.Since, f.Until)
 	q := `SELECT id, doc, summary_vector, etag FROM session_summaries WHERE ` + w.String() +
 		` ORDER BY start_time DESC, id DESC` + limitClause(f.Limit)
-	var out []*store.SessionSummary
+	var out []*store.Session
 	err := s.read(ctx, "list sessions", func(tx *sql.Tx) error {
 		var err error
 		out, err = querySessions(ctx, tx, q, w.args...)
@@ -133,13 +133,13 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 	return out, err
 }
 
-func querySessions(ctx context.Context, q queryer, query string, args ...any) ([]*store.SessionSummary, error) {
+func querySessions(ctx context.Context, q queryer, query string, args ...any) ([]*store.Session, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*store.SessionSummary
+	var out []*store.Session
 	for rows.Next() {
 		var id, etag string
 		var d, v sql.RawBytes

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -109,29 +110,11 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	if err := checkDir(path); err != nil {
 		return nil, err
 	}
-	if cfg.Dimensions < 0 {
-		return nil, fmt.Errorf("sqlite: open %s: negative dimensions %d", path, cfg.Dimensions)
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	if cfg.BusyTimeout <= 0 {
-		cfg.BusyTimeout = DefaultBusyTimeout
-	}
-	if cfg.CacheSizeKiB <= 0 {
-		cfg.CacheSizeKiB = DefaultCacheSizeKiB
-	}
-	if cfg.VectorCacheBytes == 0 {
-		cfg.VectorCacheBytes = DefaultVectorCacheBytes
-	}
-	if cfg.VectorPrefilterMin == 0 {
-		cfg.VectorPrefilterMin = DefaultVectorPrefilterMin
-	}
-	if cfg.MaxReaders <= 0 {
-		cfg.MaxReaders = max(4, runtime.GOMAXPROCS(0))
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("store", "sqlite", "path", path)
+	log := cfg.Logger.With("store", "sqlite", "path", path)
 
 	w, err := sql.Open("sqlite", dsn(path, cfg, true))
 	if err != nil {
@@ -178,6 +161,33 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
 		stop:  stop,
 	}, nil
+}
+
+// withDefaults returns c with every zero field that has a default set to
+// it (a negative BusyTimeout, CacheSizeKiB or MaxReaders counts as zero).
+// The logger defaults to one that discards.
+func (c Config) withDefaults() Config {
+	if c.BusyTimeout <= 0 {
+		c.BusyTimeout = DefaultBusyTimeout
+	}
+	if c.CacheSizeKiB <= 0 {
+		c.CacheSizeKiB = DefaultCacheSizeKiB
+	}
+	c.VectorCacheBytes = cmp.Or(c.VectorCacheBytes, DefaultVectorCacheBytes)
+	c.VectorPrefilterMin = cmp.Or(c.VectorPrefilterMin, DefaultVectorPrefilterMin)
+	if c.MaxReaders <= 0 {
+		c.MaxReaders = max(4, runtime.GOMAXPROCS(0))
+	}
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	return c
+}
+
+// validate reports the first field of c that is out of range.
+func (c Config) validate() error {
+	if c.Dimensions < 0 {
+		return fmt.Errorf("negative dimensions %d", c.Dimensions)
+	}
+	return nil
 }
 
 // dirError is a store path whose directory does not exist.

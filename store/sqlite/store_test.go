@@ -56,7 +56,7 @@ func interaction(id, session string, hour int, content string, v ...float32) *st
 
 // document is any of the three document pointer types.
 type document interface {
-	*store.Interaction | *store.Insight | *store.SessionSummary
+	*store.Interaction | *store.Insight | *store.Session
 }
 
 func hitIDs[T document](hits []store.Hit[T]) []string {
@@ -67,7 +67,7 @@ func hitIDs[T document](hits []store.Hit[T]) []string {
 			ids[i] = d.ID
 		case *store.Insight:
 			ids[i] = d.ID
-		case *store.SessionSummary:
+		case *store.Session:
 			ids[i] = d.ID
 		}
 	}
@@ -204,7 +204,7 @@ func TestDeleteUserLeavesNoRows(t *testing.T) {
 		require.NoError(t, s.PutInteraction(ctx, u, interaction("i1", "s1", 0, "alpha beta", 1, 0, 0, 0)))
 		require.NoError(t, s.PutInsight(ctx, u, &store.Insight{ID: "n1", InsightType: store.InsightSession,
 			InsightText: "alpha", SessionIDs: []string{"s1", "s2"}, InsightVector: []float32{1, 0, 0, 0}}))
-		require.NoError(t, s.PutSession(ctx, u, &store.SessionSummary{ID: "s1", Summary: "alpha"}))
+		require.NoError(t, s.PutSession(ctx, u, &store.Session{ID: "s1", Summary: "alpha"}))
 		// Warm the vector cache.
 		_, err := s.SearchInteractions(ctx, u, store.SearchRequest{Vector: []float32{1, 0, 0, 0}})
 		require.NoError(t, err)
@@ -382,7 +382,7 @@ func TestTwoStoresOnOneFileConcurrently(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "m.db")
 	stores := []*sqlite.Store{openAt(t, path, sqlite.Config{}), openAt(t, path, sqlite.Config{})}
-	require.NoError(t, stores[0].PutSession(ctx, "u", &store.SessionSummary{ID: "s"}))
+	require.NoError(t, stores[0].PutSession(ctx, "u", &store.Session{ID: "s"}))
 	const workers = 4
 	perWorker := 6
 	if sqlite.LongTests(t) {

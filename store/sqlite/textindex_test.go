@@ -90,7 +90,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 		require.NoError(t, s.PutInsight(ctx, user, d))
 	}
 	putSession := func(user string, i int) {
-		d := &store.SessionSummary{ID: fmt.Sprintf("s%d", i), StartTime: t0(0).Add(time.Duration(i) * time.Hour),
+		d := &store.Session{ID: fmt.Sprintf("s%d", i), StartTime: t0(0).Add(time.Duration(i) * time.Hour),
 			Status: store.SessionCompleted, Summary: textOf(rng, 3+rng.IntN(20)), KeyTopics: strings.Fields(textOf(rng, rng.IntN(4)))}
 		require.NoError(t, s.PutSession(ctx, user, d))
 	}

@@ -86,7 +86,7 @@ func testConcurrency(t *testing.T, s *suite) {
 	})
 	t.Run("CreateRace", func(t *testing.T) {
 		st := s.fresh(t)
-		winner := sessionRace(t, st, 8, func(w int) *store.SessionSummary {
+		winner := sessionRace(t, st, 8, func(w int) *store.Session {
 			doc := session("new", t0, fmt.Sprintf("creator %d", w))
 			doc.ETag = store.CreateOnly
 			return doc
@@ -100,7 +100,7 @@ func testConcurrency(t *testing.T, s *suite) {
 		st := s.fresh(t)
 		base := session("s1", t0, "base")
 		require.NoError(t, st.PutSession(ctx(t), alice, base))
-		winner := sessionRace(t, st, 12, func(w int) *store.SessionSummary {
+		winner := sessionRace(t, st, 12, func(w int) *store.Session {
 			doc := session("s1", t0, fmt.Sprintf("writer %d", w))
 			doc.ETag = base.ETag
 			doc.State.TurnCounter = w
@@ -117,14 +117,14 @@ func testConcurrency(t *testing.T, s *suite) {
 // sessionRace starts n PutSession calls of alice's documents doc(0..n-1)
 // at once and checks that exactly one succeeds and the others fail with
 // ErrConflict. It returns the winner, with its new ETag.
-func sessionRace(t *testing.T, st store.Store, n int, doc func(int) *store.SessionSummary) *store.SessionSummary {
+func sessionRace(t *testing.T, st store.Store, n int, doc func(int) *store.Session) *store.Session {
 	t.Helper()
 	var (
 		wg              sync.WaitGroup
 		mu              sync.Mutex
 		wins, conflicts int
 		others          []error
-		winner          *store.SessionSummary
+		winner          *store.Session
 	)
 	start := make(chan struct{})
 	for w := range n {

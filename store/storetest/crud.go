@@ -76,8 +76,8 @@ func fullLongTerm() *store.Insight {
 	}
 }
 
-func fullSession() *store.SessionSummary {
-	return &store.SessionSummary{
+func fullSession() *store.Session {
+	return &store.Session{
 		ID:                "sess-full",
 		UserID:            alice,
 		StartTime:         time.Date(2026, 3, 1, 10, 0, 0, 5, zone),

@@ -146,19 +146,19 @@ func testInvalid(t *testing.T, s *suite) {
 			mut(d)
 			assert.ErrorIs(t, st.PutInsight(ctx(t), alice, d), store.ErrInvalid, name)
 		}
-		sessions := map[string]func(*store.SessionSummary){
-			"no id":              func(d *store.SessionSummary) { d.ID = "" },
-			"hash in id":         func(d *store.SessionSummary) { d.ID = "s#1" },
-			"unknown status":     func(d *store.SessionSummary) { d.Status = "paused" },
-			"unknown reflect":    func(d *store.SessionSummary) { d.ReflectionStatus = "maybe" },
-			"negative reflected": func(d *store.SessionSummary) { d.ReflectedThrough = -1 },
-			"long vector":        func(d *store.SessionSummary) { d.SummaryVector = long },
-			"Inf vector":         func(d *store.SessionSummary) { d.SummaryVector = inf },
-			"oversized":          func(d *store.SessionSummary) { d.Summary = huge },
-			"oversized in turn": func(d *store.SessionSummary) {
+		sessions := map[string]func(*store.Session){
+			"no id":              func(d *store.Session) { d.ID = "" },
+			"hash in id":         func(d *store.Session) { d.ID = "s#1" },
+			"unknown status":     func(d *store.Session) { d.Status = "paused" },
+			"unknown reflect":    func(d *store.Session) { d.ReflectionStatus = "maybe" },
+			"negative reflected": func(d *store.Session) { d.ReflectedThrough = -1 },
+			"long vector":        func(d *store.Session) { d.SummaryVector = long },
+			"Inf vector":         func(d *store.Session) { d.SummaryVector = inf },
+			"oversized":          func(d *store.Session) { d.Summary = huge },
+			"oversized in turn": func(d *store.Session) {
 				d.State.Turns = []store.Turn{{Seq: 1, Messages: []store.TurnMessage{{Content: huge}}}}
 			},
-			"other user's": func(d *store.SessionSummary) { d.UserID = bob },
+			"other user's": func(d *store.Session) { d.UserID = bob },
 		}
 		for name, mut := range sessions {
 			d := session("s1", t0, "x")

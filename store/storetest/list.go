@@ -58,12 +58,12 @@ func testList(t *testing.T, s *suite) {
 	})
 	t.Run("Sessions", func(t *testing.T) {
 		st := s.fresh(t)
-		mk := func(id string, hours int, status store.SessionStatus, refl store.ReflectionStatus) *store.SessionSummary {
+		mk := func(id string, hours int, status store.SessionStatus, refl store.ReflectionStatus) *store.Session {
 			d := session(id, at(hours), "summary of "+id)
 			d.Status, d.ReflectionStatus = status, refl
 			return d
 		}
-		for _, d := range []*store.SessionSummary{
+		for _, d := range []*store.Session{
 			mk("s2", 1, store.SessionCompleted, store.ReflectionProcessed),
 			mk("s4", 3, store.SessionCompleted, store.ReflectionNoInsight),
 			mk("s1", 0, "", ""), // defaults: active, pending

@@ -74,7 +74,7 @@ var searchKinds = []searchKind{
 		},
 		find: func(t *testing.T, st store.Store, user string, q store.SearchRequest) ([]hitView, error) {
 			hits, err := st.SearchSessions(ctx(t), user, q)
-			return views(hits, func(d *store.SessionSummary) (string, string) { return d.ID, d.Summary }), err
+			return views(hits, func(d *store.Session) (string, string) { return d.ID, d.Summary }), err
 		},
 	},
 }
@@ -129,7 +129,7 @@ func hitIDs[T any](hits []store.Hit[T]) []string {
 			ids[i] = d.ID
 		case *store.Insight:
 			ids[i] = d.ID
-		case *store.SessionSummary:
+		case *store.Session:
 			ids[i] = d.ID
 		}
 	}

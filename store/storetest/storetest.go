@@ -159,7 +159,7 @@ func canonInsight(d *store.Insight) *store.Insight {
 	return &c
 }
 
-func canonSession(d *store.SessionSummary) *store.SessionSummary {
+func canonSession(d *store.Session) *store.Session {
 	c := *d
 	c.StartTime = canon(c.StartTime)
 	c.EndTime = canon(c.EndTime)
@@ -191,7 +191,7 @@ func insightIDs(ds []*store.Insight) []string {
 	return ids
 }
 
-func sessionIDs(ds []*store.SessionSummary) []string {
+func sessionIDs(ds []*store.Session) []string {
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.ID
@@ -209,6 +209,6 @@ func insight(id string, created time.Time, text string) *store.Insight {
 	return &store.Insight{ID: id, InsightType: store.InsightSession, InsightText: text, CreatedAt: created, UpdatedAt: created}
 }
 
-func session(id string, start time.Time, summary string) *store.SessionSummary {
-	return &store.SessionSummary{ID: id, StartTime: start, Summary: summary, UpdatedAt: start}
+func session(id string, start time.Time, summary string) *store.Session {
+	return &store.Session{ID: id, StartTime: start, Summary: summary, UpdatedAt: start}
 }

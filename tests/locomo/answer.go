@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/stack"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
@@ -160,7 +161,7 @@ type answerer struct {
 // with the whole conversation in the prompt unless o.noBaseline, and has
 // each answer judged by the chat model.
 func runAnswers(ctx context.Context, logger *slog.Logger, o options, m *stack.Models, mem *memory, mini *meter, convs []*conversation) (*answerReport, error) {
-	prov, err := provider.New(mem.st, provider.Config{Chat: m.Chat, Mini: mini, Embedder: m.Embedder, K: o.turns,
+	prov, err := provider.New(mem.st, provider.Config{Chat: m.Chat, Mini: mini, Embedder: m.Embedder, KeeperConfig: keeper.Config{K: o.turns},
 		Retrieval: retrievalModes[o.retrieval], Reflection: provider.ReflectManual, Logger: logger, Now: mem.clock.now})
 	if err != nil {
 		return nil, err

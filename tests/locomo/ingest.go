@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/stack"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
@@ -58,7 +59,7 @@ func openMemory(ctx context.Context, lookup func(string) (string, bool), dir str
 	// retrieved, which insights (provenance: sessions and interactions) do
 	// not carry, and the default insight categories are the financial
 	// advisor's.
-	prov, err := provider.New(st, provider.Config{Mini: m.Mini, Embedder: m.Embedder, K: turns, Reflection: provider.ReflectManual, Logger: logger, Now: clk.now})
+	prov, err := provider.New(st, provider.Config{Mini: m.Mini, Embedder: m.Embedder, KeeperConfig: keeper.Config{K: turns}, Reflection: provider.ReflectManual, Logger: logger, Now: clk.now})
 	if err != nil {
 		st.Close()
 		return nil, "", err

@@ -16,7 +16,7 @@
 // the provider's clock while the session is recorded, so the session's
 // start and every turn carry it; each message's CreatedAt is that date.
 // Each LoCoMo message is one provider.Record call, so a turn is one message
-// and an interaction document holds -turns messages (provider Config.K).
+// and an interaction document holds -turns messages (provider Config.KeeperConfig.K).
 // A message keeps its dia_id as its id (so interactions' TurnIDs are
 // dia_ids) and its speaker as its Name; speaker_a is role user and
 // speaker_b role assistant (the provider stores those two roles; the names
