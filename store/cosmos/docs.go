@@ -299,36 +299,42 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 	if err != nil {
 		return err
 	}
-	var etag string
-	switch doc.ETag {
-	case "":
-		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
-		if err != nil {
-			return mapWriteErr("put session "+doc.ID, err)
-		}
-	case store.CreateOnly:
-		etag, err = s.create(ctx, store.KindSessionSummary, userID, body)
-		if statusOf(err) == http.StatusConflict {
-			return fmt.Errorf("%w: put session %q: already exists: %w", store.ErrConflict, doc.ID, err)
-		}
-		if err != nil {
-			return mapWriteErr("put session "+doc.ID, err)
-		}
-	default:
-		etag, err = s.replace(ctx, store.KindSessionSummary, userID, doc.ID, body, doc.ETag)
-		switch statusOf(err) {
-		case http.StatusNotFound:
-			// A conditional write never recreates a missing session.
-			return fmt.Errorf("%w: put session %q: no longer exists: %w", store.ErrConflict, doc.ID, err)
-		case http.StatusPreconditionFailed:
-			return fmt.Errorf("%w: put session %q: stale ETag: %w", store.ErrConflict, doc.ID, err)
-		}
-		if err != nil {
-			return mapWriteErr("put session "+doc.ID, err)
-		}
+	etag, err := s.putETag(ctx, userID, doc.ID, body, doc.ETag, fmt.Sprintf("put session %q", doc.ID))
+	if err != nil {
+		return err
 	}
 	doc.ETag = etag
 	return nil
+}
+
+// putETag writes body, the document id of the sessions container, as
+// etag asks: an upsert when it is empty, a create-only write for
+// store.CreateOnly, else a replace conditional on it, which never
+// recreates a missing document. It returns the new ETag;
+// what names the call in errors.
+func (s *Store) putETag(ctx context.Context, userID, id string, body []byte, etag, what string) (string, error) {
+	var err error
+	switch etag {
+	case "":
+		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
+	case store.CreateOnly:
+		etag, err = s.create(ctx, store.KindSessionSummary, userID, body)
+		if statusOf(err) == http.StatusConflict {
+			return "", fmt.Errorf("%w: %s: already exists: %w", store.ErrConflict, what, err)
+		}
+	default:
+		etag, err = s.replace(ctx, store.KindSessionSummary, userID, id, body, etag)
+		switch statusOf(err) {
+		case http.StatusNotFound:
+			return "", fmt.Errorf("%w: %s: no longer exists: %w", store.ErrConflict, what, err)
+		case http.StatusPreconditionFailed:
+			return "", fmt.Errorf("%w: %s: stale ETag: %w", store.ErrConflict, what, err)
+		}
+	}
+	if err != nil {
+		return "", mapWriteErr(what, err)
+	}
+	return etag, nil
 }
 
 // GetSession returns the session document with its ETag.
