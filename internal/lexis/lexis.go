@@ -22,6 +22,7 @@
 package lexis
 
 import (
+	"iter"
 	"unicode"
 	"unicode/utf8"
 )
@@ -108,16 +109,27 @@ func AppendNorm(dst []byte, word string) []byte {
 // Words returns the normalised (lower-cased, unstemmed) words of text.
 func Words(text string) []string {
 	var out []string
-	var buf []byte
-	for i := 0; ; {
-		s, e := NextWord(text, i)
-		if s == e {
-			return out
-		}
-		i = e
-		buf = AppendNorm(buf[:0], text[s:e])
-		if len(buf) > 0 {
-			out = append(out, string(buf))
+	for w := range normWords(text) {
+		out = append(out, string(w))
+	}
+	return out
+}
+
+// normWords yields the words of text that normalise to something, as
+// AppendNorm makes them, in one buffer that the next word overwrites.
+func normWords(text string) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		var buf []byte
+		for i := 0; ; {
+			s, e := NextWord(text, i)
+			if s == e {
+				return
+			}
+			i = e
+			buf = AppendNorm(buf[:0], text[s:e])
+			if len(buf) > 0 && !yield(buf) {
+				return
+			}
 		}
 	}
 }
@@ -140,15 +152,8 @@ func CountWords(text string) int {
 func Terms(text string) []string {
 	var out []string
 	seen := make(map[string]struct{})
-	var buf []byte
-	for i := 0; ; {
-		s, e := NextWord(text, i)
-		if s == e {
-			return out
-		}
-		i = e
-		buf = AppendNorm(buf[:0], text[s:e])
-		if len(buf) == 0 || IsStopwordBytes(buf) {
+	for buf := range normWords(text) {
+		if IsStopwordBytes(buf) {
 			continue
 		}
 		if b, ok := BaseForm(string(buf)); ok {
@@ -162,4 +167,5 @@ func Terms(text string) []string {
 		seen[t] = struct{}{}
 		out = append(out, t)
 	}
+	return out
 }
