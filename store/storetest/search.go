@@ -114,11 +114,7 @@ func putCorpus(t *testing.T, st store.Store, k searchKind, user string) {
 }
 
 func viewIDs(hits []hitView) []string {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	return ids
+	return each(hits, func(h hitView) string { return h.ID })
 }
 
 // HitIDs returns the ids of the documents of hits, in order: for a
