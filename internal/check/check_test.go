@@ -59,13 +59,7 @@ func obedientServer(t *testing.T, opts ...fakeopenai.Option) *fakeopenai.Server 
 func lexicalEmbeddings(t *testing.T) func(fakeopenai.Request) fakeopenai.Reply {
 	e, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	return func(r fakeopenai.Request) fakeopenai.Reply {
-		vs, err := e.Embed(context.Background(), r.Embeddings.Input)
-		if err != nil {
-			return fakeopenai.Error(400, err.Error())
-		}
-		return fakeopenai.Embeddings(vs...)
-	}
+	return fakeopenai.EmbedWith(e)
 }
 
 // stackOn returns a Stack on srv (chat, mini and embedding models as

@@ -28,7 +28,8 @@
 //  1. the next reply queued with QueueAny or QueueError (any endpoint);
 //  2. the next reply queued for its endpoint with QueueChat or
 //     QueueEmbeddings;
-//  3. the handler set with HandleChat or HandleEmbeddings;
+//  3. the handler set with HandleChat or HandleEmbeddings (EmbedWith
+//     makes one that serves an embed.Embedder's vectors);
 //  4. for embeddings, unless WithoutDefaultEmbeddings: deterministic unit
 //     vectors (see Vector) of the requested dimensions, or of
 //     WithEmbeddingDimensions (default 8);
