@@ -106,6 +106,20 @@ func AppendNorm(dst []byte, word string) []byte {
 	return dst
 }
 
+// WordSpans yields the byte span [start, end) of each word of s in turn,
+// as NextWord finds them.
+func WordSpans(s string) iter.Seq2[int, int] {
+	return func(yield func(start, end int) bool) {
+		for i := 0; ; {
+			start, end := NextWord(s, i)
+			if start == end || !yield(start, end) {
+				return
+			}
+			i = end
+		}
+	}
+}
+
 // Words returns the normalised (lower-cased, unstemmed) words of text.
 func Words(text string) []string {
 	var out []string
@@ -120,12 +134,7 @@ func Words(text string) []string {
 func normWords(text string) iter.Seq[[]byte] {
 	return func(yield func([]byte) bool) {
 		var buf []byte
-		for i := 0; ; {
-			s, e := NextWord(text, i)
-			if s == e {
-				return
-			}
-			i = e
+		for s, e := range WordSpans(text) {
 			buf = AppendNorm(buf[:0], text[s:e])
 			if len(buf) > 0 && !yield(buf) {
 				return
@@ -137,13 +146,10 @@ func normWords(text string) iter.Seq[[]byte] {
 // CountWords returns the number of words in text, as NextWord finds them.
 func CountWords(text string) int {
 	n := 0
-	for i := 0; ; n++ {
-		s, e := NextWord(text, i)
-		if s == e {
-			return n
-		}
-		i = e
+	for range WordSpans(text) {
+		n++
 	}
+	return n
 }
 
 // Terms returns the distinct content terms of text, in order of first
