@@ -1,10 +1,8 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/logtest"
 	"github.com/agentmemory/agentmemory/llm/openai"
 )
 
@@ -28,7 +27,7 @@ type cityArgs struct {
 type harness struct {
 	srv   *fakeopenai.Server
 	chat  *openai.Chat
-	logs  *syncBuffer
+	logs  *logtest.Logs
 	calls []string
 	mu    sync.Mutex
 }
@@ -38,7 +37,7 @@ func newHarness(t *testing.T) *harness {
 	srv := fakeopenai.New(t)
 	chat, err := openai.NewChat(openai.Config{BaseURL: srv.URL(), ChatModel: "gpt-test", MaxRetryDelay: time.Millisecond})
 	require.NoError(t, err)
-	return &harness{srv: srv, chat: chat, logs: &syncBuffer{}}
+	return &harness{srv: srv, chat: chat, logs: &logtest.Logs{}}
 }
 
 func (h *harness) agent(t *testing.T, cfg agent.Config) *agent.Agent {
@@ -51,7 +50,7 @@ func (h *harness) agent(t *testing.T, cfg agent.Config) *agent.Agent {
 	})
 	require.NoError(t, err)
 	cfg.Tools = append(cfg.Tools, tool)
-	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
+	cfg.Logger = h.logs.Logger(nil)
 	return agent.New(h.chat, cfg)
 }
 
@@ -67,23 +66,6 @@ func (h *harness) toolMessages(t *testing.T, n int) []fakeopenai.Message {
 		}
 	}
 	return out
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestUnknownToolBecomesAToolError(t *testing.T) {

@@ -110,7 +110,7 @@ func ParseCumulativeSummary(out []byte) (string, error) {
 			}
 		}
 	}
-	text = stripLabel(collapse(text))
+	text = stripLabel(CleanText(text))
 	text = cleanSummary(strings.Trim(text, "\"'“”‘’` "))
 	if text == "" {
 		return "", fmt.Errorf("cumulative summary: %w: empty text", ErrUnusable)
@@ -242,7 +242,7 @@ func cleanList(items []string, max int) []string {
 	out := []string{}
 	seen := make(map[string]bool)
 	for _, it := range items {
-		it = trimItem(collapse(it))
+		it = trimItem(CleanText(it))
 		if it == "" || utf8.RuneCountInString(it) > MaxItemRunes || !hasWordRune(it) {
 			continue
 		}
@@ -284,7 +284,7 @@ func hasWordRune(s string) bool {
 // cleanSummary collapses whitespace, drops control characters and cuts the
 // text to MaxSummaryRunes at a word boundary.
 func cleanSummary(s string) string {
-	s = collapse(s)
+	s = CleanText(s)
 	if utf8.RuneCountInString(s) <= MaxSummaryRunes {
 		return s
 	}
@@ -296,9 +296,10 @@ func cleanSummary(s string) string {
 	return strings.TrimRight(cut, " ,;:") + "…"
 }
 
-// collapse makes s valid UTF-8, drops control and format characters other
-// than whitespace, and collapses each whitespace run to one space.
-func collapse(s string) string {
+// CleanText is s as the parsers clean a text: valid UTF-8, without control
+// and format characters other than whitespace, each whitespace run
+// collapsed to one space.
+func CleanText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsSpace(r) {

@@ -142,3 +142,16 @@ func TestParseCumulativeSummary(t *testing.T) {
 		t.Errorf("long summary: %d runes, %v", utf8.RuneCountInString(got), err)
 	}
 }
+
+func TestCleanText(t *testing.T) {
+	for in, want := range map[string]string{
+		"  a\tb\n\nc  ":              "a b c",
+		"\uFEFFbom\x00 and\x07 bell": "bom and bell",
+		"bad \xff byte":              "bad \uFFFD byte",
+		"":                           "",
+	} {
+		if got := prompts.CleanText(in); got != want {
+			t.Errorf("CleanText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -263,7 +263,7 @@ func normCategory(s string) string {
 // cleanInsight collapses whitespace, drops quotes wrapped around the whole
 // text and cuts it to MaxInsightRunes at a word boundary.
 func cleanInsight(s string) string {
-	return cutText(trimWrapQuotes(collapse(s)), MaxInsightRunes)
+	return cutText(trimWrapQuotes(CleanText(s)), MaxInsightRunes)
 }
 
 // cutText cuts s to at most max runes, at a word boundary when one is
@@ -418,7 +418,7 @@ func ParseProfile(out []byte) (string, error) {
 			}
 		}
 	}
-	text = cutText(trimWrapQuotes(stripLabel(collapse(text))), MaxProfileRunes)
+	text = cutText(trimWrapQuotes(stripLabel(CleanText(text))), MaxProfileRunes)
 	if text == "" {
 		return "", fmt.Errorf("profile: %w: empty text", ErrUnusable)
 	}

@@ -1,11 +1,9 @@
 package adk_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	adkmem "github.com/agentmemory/agentmemory/integrations/adk"
+	"github.com/agentmemory/agentmemory/internal/logtest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
@@ -112,23 +111,6 @@ func partsText(parts []*genai.Part) string {
 	return strings.Join(out, " | ")
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // stack is an ADK runner with agentmemory over SQLite in a temporary
 // directory, the offline client doing memory's own work.
 type stack struct {
@@ -137,7 +119,7 @@ type stack struct {
 	llm      *scripted
 	sessions session.Service
 	run      *runner.Runner
-	logs     *lockedBuffer
+	logs     *logtest.Logs
 }
 
 const app = "advisor-app"
@@ -153,9 +135,9 @@ func newStack(t testing.TB, withPlugin bool, mut func(*provider.Config)) *stack 
 	require.NoError(t, err)
 	emb, err := lexical.New(lexical.Config{Dimensions: 384})
 	require.NoError(t, err)
-	logs := &lockedBuffer{}
+	logs := &logtest.Logs{}
 	cfg := provider.Config{Chat: mini, Embedder: emb, RetryBackoff: time.Millisecond, ProfileEvery: 1,
-		Logger: slog.New(slog.NewTextHandler(logs, nil))}
+		Logger: logs.Logger(nil)}
 	if mut != nil {
 		mut(&cfg)
 	}

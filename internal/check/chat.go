@@ -52,10 +52,7 @@ func (c *checker) chat(ctx context.Context, section, name string, m agent.ChatCl
 		})
 		if err != nil {
 			if i == 0 {
-				sec.Items = append(sec.Items, Item{Name: "reachable", Status: Fail, Detail: errText(err)})
-				for _, n := range []string{"latency", "tool calling", "JSON mode", "structured output"} {
-					sec.Items = append(sec.Items, Item{Name: n, Status: Skip, Detail: "the model is not reachable"})
-				}
+				sec.Items = append(sec.Items, unreachable(err, "the model", "latency", "tool calling", "JSON mode", "structured output")...)
 				return sec
 			}
 			sec.Items = append(sec.Items, Item{Name: "latency", Status: Warn, Detail: fmt.Sprintf("call %d of %d failed: %s", i+1, c.cfg.Calls, errText(err))})
@@ -72,10 +69,8 @@ func (c *checker) chat(ctx context.Context, section, name string, m agent.ChatCl
 	default:
 		sec.Items = append([]Item{{Name: "reachable", Status: OK, Detail: fmt.Sprintf("answered %q", clip(first, 40))}}, sec.Items...)
 	}
-	if len(lat) == c.cfg.Calls {
-		p := p50(lat)
-		sec.LatencyP50ms = ms(p)
-		sec.Items = append(sec.Items, Item{Name: "latency", Status: OK, Detail: fmt.Sprintf("p50 %s over %d calls", fmtDuration(p), len(lat))})
+	if len(lat) == c.cfg.Calls { // else the failed call's item says so
+		sec.Items = append(sec.Items, c.latency(&sec, lat, "calls"))
 	}
 	sec.Items = append(sec.Items, c.tools(ctx, m), c.jsonMode(ctx, m), c.structured(ctx, m))
 	return sec

@@ -253,6 +253,29 @@ func (c *checker) call(ctx context.Context, f func(ctx context.Context) error) (
 	return time.Since(start), err
 }
 
+// unreachable is the items of a section whose first call failed with err:
+// "reachable" fails, and the checks named then are skipped, as what (the
+// model, the store) is not reachable.
+func unreachable(err error, what string, then ...string) []Item {
+	items := []Item{{Name: "reachable", Status: Fail, Detail: errText(err)}}
+	for _, n := range then {
+		items = append(items, Item{Name: n, Status: Skip, Detail: what + " is not reachable"})
+	}
+	return items
+}
+
+// latency is the "latency" item of the c.cfg.Calls calls of a section,
+// those that succeeded having taken lat; calls names them ("reads"). When
+// all succeeded, it sets sec.LatencyP50ms to their median.
+func (c *checker) latency(sec *Section, lat []time.Duration, calls string) Item {
+	if len(lat) < c.cfg.Calls {
+		return Item{Name: "latency", Status: Warn, Detail: fmt.Sprintf("only %d of %d %s succeeded", len(lat), c.cfg.Calls, calls)}
+	}
+	p := p50(lat)
+	sec.LatencyP50ms = ms(p)
+	return Item{Name: "latency", Status: OK, Detail: fmt.Sprintf("p50 %s over %d %s", fmtDuration(p), len(lat), calls)}
+}
+
 // p50 returns the median of ds (the lower middle of an even count).
 func p50(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {

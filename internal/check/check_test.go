@@ -45,18 +45,21 @@ func obedient(r fakeopenai.Request) fakeopenai.Reply {
 	return fakeopenai.Text("pong")
 }
 
+// obedientServer is a fake OpenAI server, made with opts, whose chat model
+// is obedient and whose embeddings are lexicalEmbeddings.
+func obedientServer(t *testing.T, opts ...fakeopenai.Option) *fakeopenai.Server {
+	srv := fakeopenai.New(t, opts...)
+	srv.HandleChat(obedient)
+	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	return srv
+}
+
 // lexicalEmbeddings serves the lexical embedder's vectors, so that the
 // similarity of the fake server's embeddings means something.
 func lexicalEmbeddings(t *testing.T) func(fakeopenai.Request) fakeopenai.Reply {
 	e, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	return func(r fakeopenai.Request) fakeopenai.Reply {
-		vs, err := e.Embed(context.Background(), r.Embeddings.Input)
-		if err != nil {
-			return fakeopenai.Error(400, err.Error())
-		}
-		return fakeopenai.Embeddings(vs...)
-	}
+	return fakeopenai.EmbedWith(e)
 }
 
 // stackOn returns a Stack on srv (chat, mini and embedding models as
@@ -91,9 +94,7 @@ func status(t *testing.T, r *check.Report, section, name string) check.Item {
 }
 
 func TestEverythingPassesOnAWorkingServer(t *testing.T) {
-	srv := fakeopenai.New(t)
-	srv.HandleChat(obedient)
-	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	srv := obedientServer(t)
 	s := stackOn(t, srv, "big", "small", lexical.DefaultDimensions)
 	r := run(t, s)
 
@@ -162,9 +163,7 @@ func TestEverythingPassesOnAWorkingServer(t *testing.T) {
 }
 
 func TestServerWithoutToolCallingIsNamed(t *testing.T) {
-	srv := fakeopenai.New(t, fakeopenai.WithoutToolCalling())
-	srv.HandleChat(obedient)
-	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	srv := obedientServer(t, fakeopenai.WithoutToolCalling())
 	r := run(t, stackOn(t, srv, "big", "small", lexical.DefaultDimensions))
 
 	require.True(t, r.Failed())
@@ -180,9 +179,7 @@ func TestServerWithoutToolCallingIsNamed(t *testing.T) {
 }
 
 func TestServerWithoutJSONModeIsNamed(t *testing.T) {
-	srv := fakeopenai.New(t, fakeopenai.WithoutJSONMode())
-	srv.HandleChat(obedient)
-	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	srv := obedientServer(t, fakeopenai.WithoutJSONMode())
 	r := run(t, stackOn(t, srv, "m", "m", lexical.DefaultDimensions))
 
 	assert.Equal(t, []string{"chat model: JSON mode", "chat model: structured output"}, r.Failures)
@@ -283,9 +280,7 @@ func TestEmbeddingsOfTheWrongLength(t *testing.T) {
 }
 
 func TestStoreWithAnotherEmbeddersVectors(t *testing.T) {
-	srv := fakeopenai.New(t)
-	srv.HandleChat(obedient)
-	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	srv := obedientServer(t)
 	path := filepath.Join(t.TempDir(), "old.db")
 	old, err := sqlite.Open(t.Context(), path, sqlite.Config{Dimensions: 8})
 	require.NoError(t, err)
@@ -307,9 +302,7 @@ func TestStoreWithAnotherEmbeddersVectors(t *testing.T) {
 }
 
 func TestStoreThatCannotOpen(t *testing.T) {
-	srv := fakeopenai.New(t)
-	srv.HandleChat(obedient)
-	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	srv := obedientServer(t)
 	s := stackOn(t, srv, "m", "m", lexical.DefaultDimensions)
 	s.Store, s.StoreErr = nil, assert.AnError
 	r := run(t, s)

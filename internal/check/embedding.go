@@ -152,10 +152,7 @@ func (c *checker) embedding(ctx context.Context, e embed.Embedder) (Section, [][
 				return sec, nil, nil
 			}
 			if i == 0 {
-				sec.Items = append(sec.Items, Item{Name: "reachable", Status: Fail, Detail: errText(err)})
-				for _, n := range []string{"latency", "dimensions", "similarity"} {
-					sec.Items = append(sec.Items, Item{Name: n, Status: Skip, Detail: "the embedder is not reachable"})
-				}
+				sec.Items = append(sec.Items, unreachable(err, "the embedder", "latency", "dimensions", "similarity")...)
 				return sec, nil, nil
 			}
 			break
@@ -166,13 +163,7 @@ func (c *checker) embedding(ctx context.Context, e embed.Embedder) (Section, [][
 		lat = append(lat, d)
 	}
 	sec.Items = append(sec.Items, Item{Name: "reachable", Status: OK, Detail: fmt.Sprintf("embedded a sentence in %s", fmtDuration(lat[0]))})
-	if len(lat) == c.cfg.Calls {
-		p := p50(lat)
-		sec.LatencyP50ms = ms(p)
-		sec.Items = append(sec.Items, Item{Name: "latency", Status: OK, Detail: fmt.Sprintf("p50 %s over %d calls", fmtDuration(p), len(lat))})
-	} else {
-		sec.Items = append(sec.Items, Item{Name: "latency", Status: Warn, Detail: fmt.Sprintf("only %d of %d calls succeeded", len(lat), c.cfg.Calls)})
-	}
+	sec.Items = append(sec.Items, c.latency(&sec, lat, "calls"))
 	if got != e.Dimensions() {
 		sec.Items = append(sec.Items, Item{Name: "dimensions", Status: Fail,
 			Detail: fmt.Sprintf("vectors of %d dimensions, configured %d (OPENAI_EMBEDDING_DIMENSIONS)", got, e.Dimensions())})

@@ -33,10 +33,7 @@ func (c *checker) store(ctx context.Context, st store.Store, name string, dims i
 		})
 		if err != nil {
 			if i == 0 {
-				sec.Items = append(sec.Items, Item{Name: "reachable", Status: Fail, Detail: errText(err)})
-				for _, n := range []string{"latency", "dimensions", "round trip"} {
-					sec.Items = append(sec.Items, Item{Name: n, Status: Skip, Detail: "the store is not reachable"})
-				}
+				sec.Items = append(sec.Items, unreachable(err, "the store", "latency", "dimensions", "round trip")...)
 				return sec
 			}
 			break
@@ -44,13 +41,7 @@ func (c *checker) store(ctx context.Context, st store.Store, name string, dims i
 		lat = append(lat, d)
 	}
 	sec.Items = append(sec.Items, Item{Name: "reachable", Status: OK, Detail: fmt.Sprintf("read in %s", fmtDuration(lat[0]))})
-	if len(lat) == c.cfg.Calls {
-		p := p50(lat)
-		sec.LatencyP50ms = ms(p)
-		sec.Items = append(sec.Items, Item{Name: "latency", Status: OK, Detail: fmt.Sprintf("p50 %s over %d reads", fmtDuration(p), len(lat))})
-	} else {
-		sec.Items = append(sec.Items, Item{Name: "latency", Status: Warn, Detail: fmt.Sprintf("only %d of %d reads succeeded", len(lat), c.cfg.Calls)})
-	}
+	sec.Items = append(sec.Items, c.latency(&sec, lat, "reads"))
 	sec.Items = append(sec.Items, c.storeDimensions(ctx, st, dims), c.roundTrip(ctx, st, user, probe))
 	return sec
 }

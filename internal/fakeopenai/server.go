@@ -28,7 +28,8 @@
 //  1. the next reply queued with QueueAny or QueueError (any endpoint);
 //  2. the next reply queued for its endpoint with QueueChat or
 //     QueueEmbeddings;
-//  3. the handler set with HandleChat or HandleEmbeddings;
+//  3. the handler set with HandleChat or HandleEmbeddings (EmbedWith
+//     makes one that serves an embed.Embedder's vectors);
 //  4. for embeddings, unless WithoutDefaultEmbeddings: deterministic unit
 //     vectors (see Vector) of the requested dimensions, or of
 //     WithEmbeddingDimensions (default 8);
@@ -153,19 +154,13 @@ func (s *Server) Client() *http.Client { return s.srv.Client() }
 // QueueChat appends replies for the next chat completions requests.
 func (s *Server) QueueChat(replies ...Reply) {
 	s.t.Helper()
-	s.check(kindChat, "QueueChat", replies)
-	s.mu.Lock()
-	s.chatQ = append(s.chatQ, replies...)
-	s.mu.Unlock()
+	s.queue(&s.chatQ, kindChat, "QueueChat", replies)
 }
 
 // QueueEmbeddings appends replies for the next embeddings requests.
 func (s *Server) QueueEmbeddings(replies ...Reply) {
 	s.t.Helper()
-	s.check(kindEmbed, "QueueEmbeddings", replies)
-	s.mu.Lock()
-	s.embQ = append(s.embQ, replies...)
-	s.mu.Unlock()
+	s.queue(&s.embQ, kindEmbed, "QueueEmbeddings", replies)
 }
 
 // QueueAny appends replies served to the next requests whatever their
@@ -173,14 +168,7 @@ func (s *Server) QueueEmbeddings(replies ...Reply) {
 // make the next attempt fail.
 func (s *Server) QueueAny(replies ...Reply) {
 	s.t.Helper()
-	for i, r := range replies {
-		if r.kind == kindNone {
-			s.t.Fatalf("fakeopenai: QueueAny: reply %d is the zero Reply", i)
-		}
-	}
-	s.mu.Lock()
-	s.anyQ = append(s.anyQ, replies...)
-	s.mu.Unlock()
+	s.queue(&s.anyQ, kindNone, "QueueAny", replies)
 }
 
 // QueueError makes the next request, to any endpoint, fail with the given
@@ -238,16 +226,22 @@ func (s *Server) filter(k Kind) []Request {
 	return out
 }
 
-func (s *Server) check(want replyKind, fn string, replies []Reply) {
+// queue appends replies, which fn was given, to q, the queue of endpoint
+// want (kindNone: of any endpoint), failing the test on a zero Reply or
+// one for another endpoint.
+func (s *Server) queue(q *[]Reply, want replyKind, fn string, replies []Reply) {
 	s.t.Helper()
 	for i, r := range replies {
 		if r.kind == kindNone {
 			s.t.Fatalf("fakeopenai: %s: reply %d is the zero Reply", fn, i)
 		}
-		if r.kind != kindAny && r.kind != want {
+		if want != kindNone && r.kind != kindAny && r.kind != want {
 			s.t.Fatalf("fakeopenai: %s: reply %d is for the other endpoint", fn, i)
 		}
 	}
+	s.mu.Lock()
+	*q = append(*q, replies...)
+	s.mu.Unlock()
 }
 
 // route parses the path into an endpoint kind and an Azure deployment.

@@ -22,6 +22,7 @@
 package lexis
 
 import (
+	"iter"
 	"unicode"
 	"unicode/utf8"
 )
@@ -105,19 +106,39 @@ func AppendNorm(dst []byte, word string) []byte {
 	return dst
 }
 
+// WordSpans yields the byte span [start, end) of each word of s in turn,
+// as NextWord finds them.
+func WordSpans(s string) iter.Seq2[int, int] {
+	return func(yield func(start, end int) bool) {
+		for i := 0; ; {
+			start, end := NextWord(s, i)
+			if start == end || !yield(start, end) {
+				return
+			}
+			i = end
+		}
+	}
+}
+
 // Words returns the normalised (lower-cased, unstemmed) words of text.
 func Words(text string) []string {
 	var out []string
-	var buf []byte
-	for i := 0; ; {
-		s, e := NextWord(text, i)
-		if s == e {
-			return out
-		}
-		i = e
-		buf = AppendNorm(buf[:0], text[s:e])
-		if len(buf) > 0 {
-			out = append(out, string(buf))
+	for w := range normWords(text) {
+		out = append(out, string(w))
+	}
+	return out
+}
+
+// normWords yields the words of text that normalise to something, as
+// AppendNorm makes them, in one buffer that the next word overwrites.
+func normWords(text string) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		var buf []byte
+		for s, e := range WordSpans(text) {
+			buf = AppendNorm(buf[:0], text[s:e])
+			if len(buf) > 0 && !yield(buf) {
+				return
+			}
 		}
 	}
 }
@@ -125,13 +146,10 @@ func Words(text string) []string {
 // CountWords returns the number of words in text, as NextWord finds them.
 func CountWords(text string) int {
 	n := 0
-	for i := 0; ; n++ {
-		s, e := NextWord(text, i)
-		if s == e {
-			return n
-		}
-		i = e
+	for range WordSpans(text) {
+		n++
 	}
+	return n
 }
 
 // Terms returns the distinct content terms of text, in order of first
@@ -140,15 +158,8 @@ func CountWords(text string) int {
 func Terms(text string) []string {
 	var out []string
 	seen := make(map[string]struct{})
-	var buf []byte
-	for i := 0; ; {
-		s, e := NextWord(text, i)
-		if s == e {
-			return out
-		}
-		i = e
-		buf = AppendNorm(buf[:0], text[s:e])
-		if len(buf) == 0 || IsStopwordBytes(buf) {
+	for buf := range normWords(text) {
+		if IsStopwordBytes(buf) {
 			continue
 		}
 		if b, ok := BaseForm(string(buf)); ok {
@@ -162,4 +173,5 @@ func Terms(text string) []string {
 		seen[t] = struct{}{}
 		out = append(out, t)
 	}
+	return out
 }

@@ -7,6 +7,23 @@ import (
 	"unicode/utf8"
 )
 
+func TestWordSpans(t *testing.T) {
+	const s = "Hi, user’s 401k!"
+	var got []string
+	for st, e := range WordSpans(s) {
+		got = append(got, s[st:e])
+	}
+	if want := []string{"Hi", "user’s", "401k"}; !slices.Equal(got, want) {
+		t.Errorf("spans %q, want %q", got, want)
+	}
+	for range WordSpans(s) {
+		break // stopping early must not panic
+	}
+	if n := CountWords(s); n != 3 {
+		t.Errorf("CountWords = %d", n)
+	}
+}
+
 func TestWords(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -14,10 +14,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -51,8 +47,6 @@ func FromEnv() (*Corpus, error) {
 	return Load(dir)
 }
 
-var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
-
 type message struct {
 	Speaker     string `json:"speaker"`
 	Text        string `json:"text"`
@@ -66,44 +60,18 @@ type qa struct {
 
 // Load reads every *.json file of dir, in name order.
 func Load(dir string) (*Corpus, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	files, err := ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("locomocorpus: no *.json file in %s", dir)
-	}
-	sort.Strings(paths)
 	c := &Corpus{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("locomocorpus: %w", err)
-		}
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(b, &raw); err != nil {
-			return nil, fmt.Errorf("locomocorpus: %s: %w", p, err)
-		}
-		// Some releases nest the conversation under "conversation".
-		conv := raw
-		if inner, ok := raw["conversation"]; ok {
-			if err := json.Unmarshal(inner, &conv); err != nil {
-				return nil, fmt.Errorf("locomocorpus: %s: conversation: %w", p, err)
-			}
-		}
-		var sessions []int
-		for k := range conv {
-			if m := sessionKey.FindStringSubmatch(k); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				sessions = append(sessions, n)
-			}
-		}
-		sort.Ints(sessions)
+	for _, f := range files {
+		p := f.Path
 		var msgs []string
-		for _, n := range sessions {
+		for _, sk := range f.Sessions() {
 			var turns []message
-			if err := json.Unmarshal(conv["session_"+strconv.Itoa(n)], &turns); err != nil {
-				return nil, fmt.Errorf("locomocorpus: %s: session_%d: %w", p, n, err)
+			if err := json.Unmarshal(f.Conversation[sk.Key], &turns); err != nil {
+				return nil, fmt.Errorf("locomocorpus: %s: %s: %w", p, sk.Key, err)
 			}
 			for _, t := range turns {
 				text := t.Speaker + ": " + t.Text
@@ -118,7 +86,7 @@ func Load(dir string) (*Corpus, error) {
 		}
 		c.Conversations = append(c.Conversations, msgs)
 		var qs []qa
-		if q, ok := raw["qa"]; ok {
+		if q, ok := f.Fields["qa"]; ok {
 			if err := json.Unmarshal(q, &qs); err != nil {
 				return nil, fmt.Errorf("locomocorpus: %s: qa: %w", p, err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/logtest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/langchain"
 	"github.com/agentmemory/agentmemory/prompts"
@@ -95,8 +96,8 @@ func TestMemoryThroughLangchaingo(t *testing.T) {
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: e2eDims})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	logs := &lockedBuffer{}
-	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var logs logtest.Logs
+	logger := logs.Logger(&slog.HandlerOptions{Level: slog.LevelWarn})
 	mem, err := provider.New(st, provider.Config{
 		UserID: "u1", Chat: chat, Mini: mini, Embedder: emb, KeeperConfig: keeper.Config{K: 3},
 		RetryBackoff: time.Millisecond, Logger: logger,
@@ -192,21 +193,4 @@ func TestMemoryThroughLangchaingo(t *testing.T) {
 	}
 	assert.NotEmpty(t, srv.EmbeddingRequests())
 	assert.Empty(t, logs.String(), "no memory failure was logged")
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

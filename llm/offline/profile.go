@@ -64,7 +64,7 @@ func synthesizeProfile(profile string, lines []insightLine, budget int) string {
 	}
 	var olds []*piece
 	for _, s := range textSentences(profile) {
-		s = cleanText(s)
+		s = prompts.CleanText(s)
 		cat, _ := classify(s, rules)
 		olds = append(olds, &piece{text: s, category: cat, stems: contentStems(s), old: true})
 	}

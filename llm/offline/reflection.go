@@ -110,7 +110,7 @@ func parseInsightLines(block string) []insightLine {
 				il.category = ""
 			}
 		}
-		il.text = cleanText(il.text)
+		il.text = prompts.CleanText(il.text)
 		if il.text != "" {
 			out = append(out, il)
 		}

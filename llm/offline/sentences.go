@@ -16,14 +16,10 @@ type wtok struct {
 
 func wordsOf(s string) []wtok {
 	var out []wtok
-	for i := 0; ; {
-		st, e := lexis.NextWord(s, i)
-		if st == e {
-			return out
-		}
-		i = e
+	for st, e := range lexis.WordSpans(s) {
 		out = append(out, wtok{low: strings.ReplaceAll(strings.ToLower(s[st:e]), "’", "'"), start: st, end: e})
 	}
+	return out
 }
 
 var (

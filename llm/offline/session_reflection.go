@@ -50,7 +50,7 @@ func reflectSessions(sessions string, rules []catRule) reflectionAnswer {
 			continue
 		}
 		for _, s := range lexis.Sentences(t.Text) {
-			s = cleanText(s)
+			s = prompts.CleanText(s)
 			if !statesLastingFact(s) || secretRE.MatchString(s) {
 				continue
 			}
@@ -97,20 +97,4 @@ func importanceRank(imp string) int {
 		return 1
 	}
 	return 2
-}
-
-// cleanText makes s valid UTF-8, drops control and format characters and
-// collapses whitespace, as the prompts parsers clean a text.
-func cleanText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return ' '
-		}
-		if unicode.IsControl(r) || r == '\uFEFF' {
-			return -1
-		}
-		return r
-	}, s)
-	return collapse(s)
 }

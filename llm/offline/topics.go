@@ -169,12 +169,7 @@ func (d *doc) entities(n int) []string {
 func tokenize(text string) []token {
 	var out []token
 	var buf []byte
-	for i := 0; ; {
-		st, e := lexis.NextWord(text, i)
-		if st == e {
-			return out
-		}
-		i = e
+	for st, e := range lexis.WordSpans(text) {
 		buf = lexis.AppendNorm(buf[:0], text[st:e])
 		if len(buf) == 0 {
 			continue
@@ -187,6 +182,7 @@ func tokenize(text string) []token {
 			content: !stop && !isFiller(norm),
 		})
 	}
+	return out
 }
 
 // isFiller reports conversational words that carry no topic.

@@ -56,20 +56,41 @@ func (s *Store) del(ctx context.Context, kind store.Kind, userID, id string) err
 	return err
 }
 
-// PutInteraction inserts or replaces the interaction with doc.ID.
-func (s *Store) PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error {
+// putDoc validates doc with valid, encodes it and upserts it into kind's
+// container; what names the call in errors.
+func putDoc[T any](ctx context.Context, s *Store, kind store.Kind, userID string, doc *T, valid func(string, *T) error, encode func(*T) ([]byte, error), what func() string) error {
 	if err := s.check(userID); err != nil {
 		return err
 	}
-	if err := s.v.Interaction(userID, doc); err != nil {
+	if err := valid(userID, doc); err != nil {
 		return err
 	}
-	body, err := encodeInteraction(doc)
+	body, err := encode(doc)
 	if err != nil {
 		return err
 	}
-	_, err = s.upsert(ctx, store.KindInteraction, userID, body)
-	return mapWriteErr("put interaction "+doc.ID, err)
+	_, err = s.upsert(ctx, kind, userID, body)
+	if err != nil {
+		return mapWriteErr(what(), err)
+	}
+	return nil
+}
+
+// readDoc is a point read of the document id of kind, named so in
+// errors: the document and its ETag.
+func readDoc[T any](ctx context.Context, s *Store, kind store.Kind, name, userID, id string) (*T, string, error) {
+	b, etag, err := s.read(ctx, kind, userID, id)
+	if err != nil {
+		return nil, "", mapErr("get "+name+" "+id, err)
+	}
+	d, err := decode[T](b)
+	return d, etag, err
+}
+
+// PutInteraction inserts or replaces the interaction with doc.ID.
+func (s *Store) PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error {
+	return putDoc(ctx, s, store.KindInteraction, userID, doc, s.v.Interaction, encodeInteraction,
+		func() string { return "put interaction " + doc.ID })
 }
 
 // GetInteraction returns the interaction with the given id.
@@ -80,11 +101,8 @@ func (s *Store) GetInteraction(ctx context.Context, userID, id string) (*store.I
 	if err := store.CheckID("interaction id", id); err != nil {
 		return nil, err
 	}
-	b, _, err := s.read(ctx, store.KindInteraction, userID, id)
-	if err != nil {
-		return nil, mapErr("get interaction "+id, err)
-	}
-	return decode[store.Interaction](b)
+	d, _, err := readDoc[store.Interaction](ctx, s, store.KindInteraction, "interaction", userID, id)
+	return d, err
 }
 
 // ListInteractions returns the user's interactions matching f, oldest first.
@@ -125,18 +143,8 @@ func (s *Store) ListInteractions(ctx context.Context, userID string, f store.Int
 
 // PutInsight inserts or replaces the insight with doc.ID.
 func (s *Store) PutInsight(ctx context.Context, userID string, doc *store.Insight) error {
-	if err := s.check(userID); err != nil {
-		return err
-	}
-	if err := s.v.Insight(userID, doc); err != nil {
-		return err
-	}
-	body, err := encodeInsight(doc)
-	if err != nil {
-		return err
-	}
-	_, err = s.upsert(ctx, store.KindInsight, userID, body)
-	return mapWriteErr("put insight "+doc.ID, err)
+	return putDoc(ctx, s, store.KindInsight, userID, doc, s.v.Insight, encodeInsight,
+		func() string { return "put insight " + doc.ID })
 }
 
 // GetInsight returns the active insight with the given id.
@@ -158,12 +166,7 @@ func (s *Store) GetInsight(ctx context.Context, userID, id string) (*store.Insig
 }
 
 func (s *Store) readInsight(ctx context.Context, userID, id string) (*store.Insight, string, error) {
-	b, etag, err := s.read(ctx, store.KindInsight, userID, id)
-	if err != nil {
-		return nil, "", mapErr("get insight "+id, err)
-	}
-	d, err := decode[store.Insight](b)
-	return d, etag, err
+	return readDoc[store.Insight](ctx, s, store.KindInsight, "insight", userID, id)
 }
 
 // ListInsights returns the user's insights matching f, newest first.
@@ -299,36 +302,42 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 	if err != nil {
 		return err
 	}
-	var etag string
-	switch doc.ETag {
-	case "":
-		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
-		if err != nil {
-			return mapWriteErr("put session "+doc.ID, err)
-		}
-	case store.CreateOnly:
-		etag, err = s.create(ctx, store.KindSessionSummary, userID, body)
-		if statusOf(err) == http.StatusConflict {
-			return fmt.Errorf("%w: put session %q: already exists: %w", store.ErrConflict, doc.ID, err)
-		}
-		if err != nil {
-			return mapWriteErr("put session "+doc.ID, err)
-		}
-	default:
-		etag, err = s.replace(ctx, store.KindSessionSummary, userID, doc.ID, body, doc.ETag)
-		switch statusOf(err) {
-		case http.StatusNotFound:
-			// A conditional write never recreates a missing session.
-			return fmt.Errorf("%w: put session %q: no longer exists: %w", store.ErrConflict, doc.ID, err)
-		case http.StatusPreconditionFailed:
-			return fmt.Errorf("%w: put session %q: stale ETag: %w", store.ErrConflict, doc.ID, err)
-		}
-		if err != nil {
-			return mapWriteErr("put session "+doc.ID, err)
-		}
+	etag, err := s.putETag(ctx, userID, doc.ID, body, doc.ETag, fmt.Sprintf("put session %q", doc.ID))
+	if err != nil {
+		return err
 	}
 	doc.ETag = etag
 	return nil
+}
+
+// putETag writes body, the document id of the sessions container, as
+// etag asks: an upsert when it is empty, a create-only write for
+// store.CreateOnly, else a replace conditional on it, which never
+// recreates a missing document. It returns the new ETag;
+// what names the call in errors.
+func (s *Store) putETag(ctx context.Context, userID, id string, body []byte, etag, what string) (string, error) {
+	var err error
+	switch etag {
+	case "":
+		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
+	case store.CreateOnly:
+		etag, err = s.create(ctx, store.KindSessionSummary, userID, body)
+		if statusOf(err) == http.StatusConflict {
+			return "", fmt.Errorf("%w: %s: already exists: %w", store.ErrConflict, what, err)
+		}
+	default:
+		etag, err = s.replace(ctx, store.KindSessionSummary, userID, id, body, etag)
+		switch statusOf(err) {
+		case http.StatusNotFound:
+			return "", fmt.Errorf("%w: %s: no longer exists: %w", store.ErrConflict, what, err)
+		case http.StatusPreconditionFailed:
+			return "", fmt.Errorf("%w: %s: stale ETag: %w", store.ErrConflict, what, err)
+		}
+	}
+	if err != nil {
+		return "", mapWriteErr(what, err)
+	}
+	return etag, nil
 }
 
 // GetSession returns the session document with its ETag.

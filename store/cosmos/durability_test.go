@@ -11,11 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/embed/lexical"
-	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
 // TestConcurrentProvidersOnOneSession: four providers (four replicas, say)
@@ -25,13 +22,11 @@ import (
 func TestConcurrentProvidersOnOneSession(t *testing.T) {
 	ctx := context.Background()
 	s := openLauncher(t, nil)
-	model, err := offline.New(offline.Config{})
-	require.NoError(t, err)
-	emb, err := lexical.New(lexical.Config{Dimensions: storetest.Dimensions})
-	require.NoError(t, err)
+	model, emb := offlineModels(t)
 	const writers, each = 4, 40
 	mems := make([]*provider.MemoryProvider, writers)
 	for i := range mems {
+		var err error
 		mems[i], err = provider.New(s, provider.Config{Chat: model, Embedder: emb, Reflection: provider.ReflectManual})
 		require.NoError(t, err)
 		defer mems[i].Close(ctx)

@@ -9,11 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/embed/lexical"
-	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
 // TestUnusualUserIDsEndToEnd runs a user's whole memory life on the test
@@ -23,10 +20,7 @@ import (
 func TestUnusualUserIDsEndToEnd(t *testing.T) {
 	ctx := t.Context()
 	s := openLauncher(t, nil)
-	model, err := offline.New(offline.Config{})
-	require.NoError(t, err)
-	emb, err := lexical.New(lexical.Config{Dimensions: storetest.Dimensions})
-	require.NoError(t, err)
+	model, emb := offlineModels(t)
 	mem, err := provider.New(s, provider.Config{Chat: model, Embedder: emb, Reflection: provider.ReflectManual})
 	require.NoError(t, err)
 	defer mem.Close(ctx)

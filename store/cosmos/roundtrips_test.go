@@ -7,12 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
-	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/keeper"
-	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
 // delta returns the requests per kind made between two Stats snapshots.
@@ -35,10 +32,7 @@ func delta(before, after Stats) map[Op]int64 {
 func TestRoundTripsPerInvokingAndPrune(t *testing.T) {
 	ctx := t.Context()
 	s := openLauncher(t, nil)
-	model, err := offline.New(offline.Config{})
-	require.NoError(t, err)
-	emb, err := lexical.New(lexical.Config{Dimensions: storetest.Dimensions})
-	require.NoError(t, err)
+	model, emb := offlineModels(t)
 
 	mem, err := provider.New(s, provider.Config{Chat: model, Embedder: emb, KeeperConfig: keeper.Config{K: 2}})
 	require.NoError(t, err)

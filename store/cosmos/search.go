@@ -18,12 +18,6 @@ import (
 	"github.com/agentmemory/agentmemory/store/driver"
 )
 
-// BM25 parameters of the full-text leg.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
 // SearchInteractions ranks the user's interactions for q.
 func (s *Store) SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error) {
 	return search(ctx, s, userID, store.KindInteraction, q, interactionText, func(d *store.Interaction) string { return d.ID })
@@ -323,13 +317,7 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 	}
 	leg := make([]driver.Scored, 0, len(cands))
 	for _, c := range cands {
-		score := 0.0
-		for t, tf := range c.tf {
-			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			f := float64(tf)
-			score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(c.length)/avg))
-		}
-		if score > 0 {
+		if score := driver.BM25(c.tf, c.length, df, n, avg); score > 0 {
 			leg = append(leg, driver.Scored{ID: c.id, Score: score})
 		}
 	}

@@ -2,8 +2,6 @@ package cosmos
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -49,26 +47,9 @@ func (s *Store) PutUserState(ctx context.Context, userID string, doc *store.User
 	if err != nil {
 		return err
 	}
-	var etag string
-	switch doc.ETag {
-	case "":
-		etag, err = s.upsert(ctx, store.KindSessionSummary, userID, body)
-	case store.CreateOnly:
-		etag, err = s.create(ctx, store.KindSessionSummary, userID, body)
-		if statusOf(err) == http.StatusConflict {
-			return fmt.Errorf("%w: put user state: already exists: %w", store.ErrConflict, err)
-		}
-	default:
-		etag, err = s.replace(ctx, store.KindSessionSummary, userID, store.UserStateID, body, doc.ETag)
-		switch statusOf(err) {
-		case http.StatusNotFound:
-			return fmt.Errorf("%w: put user state: no longer exists: %w", store.ErrConflict, err)
-		case http.StatusPreconditionFailed:
-			return fmt.Errorf("%w: put user state: stale ETag: %w", store.ErrConflict, err)
-		}
-	}
+	etag, err := s.putETag(ctx, userID, store.UserStateID, body, doc.ETag, "put user state")
 	if err != nil {
-		return mapWriteErr("put user state", err)
+		return err
 	}
 	doc.ETag = etag
 	return nil

@@ -20,6 +20,7 @@
 // VectorRanker; each leg of a search is a []Scored, best first, and
 // Combine fuses the legs into the Ranked results of a store.Hit list
 // (store.FuseRRF with store.RRFK when there are several legs).
+// Backends that score full text in Go score each document with BM25.
 //
 // # Deletion log
 //

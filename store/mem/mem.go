@@ -133,113 +133,44 @@ func checkFilterSession(id string) error {
 
 // PutInteraction implements store.Store.
 func (s *Store) PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error {
-	if err := s.begin(ctx, userID); err != nil {
-		return err
-	}
-	if err := s.v.Interaction(userID, doc); err != nil {
-		return err
-	}
-	c := cloneInteraction(doc)
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	s.userForWrite(userID).interactions[c.ID] = c
-	return nil
+	return put(ctx, s, userID, doc, s.v.Interaction, func(u *userDocs, c *store.Interaction) { u.interactions[c.ID] = c }, cloneInteraction)
 }
 
 // GetInteraction implements store.Store.
 func (s *Store) GetInteraction(ctx context.Context, userID, id string) (*store.Interaction, error) {
-	if err := s.begin(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := store.CheckID("interaction id", id); err != nil {
-		return nil, err
-	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	if u := s.user(userID); u != nil {
-		if d, ok := u.interactions[id]; ok {
-			return cloneInteraction(d), nil
-		}
-	}
-	return nil, fmt.Errorf("mem: interaction %q: %w", id, store.ErrNotFound)
+	return get(ctx, s, userID, "interaction", id,
+		func(u *userDocs) map[string]*store.Interaction { return u.interactions },
+		func(*store.Interaction) bool { return true },
+		cloneInteraction)
 }
 
-// ListInteractions implements store.Store.
+// ListInteractions implements store.Store. They are the last f.Limit, in
+// time order.
 func (s *Store) ListInteractions(ctx context.Context, userID string, f store.InteractionFilter) ([]*store.Interaction, error) {
-	if err := s.begin(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(f.Limit); err != nil {
-		return nil, err
-	}
-	if err := checkFilterSession(f.SessionID); err != nil {
-		return nil, err
-	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	out := []*store.Interaction{}
-	if u := s.user(userID); u != nil {
-		for _, d := range u.interactions {
-			if (f.SessionID == "" || d.SessionID == f.SessionID) &&
+	return list(ctx, s, userID, f.Limit, f.SessionID,
+		func(u *userDocs) map[string]*store.Interaction { return u.interactions },
+		func(d *store.Interaction) bool {
+			return (f.SessionID == "" || d.SessionID == f.SessionID) &&
 				(!f.MetadataPending || d.MetadataPending) &&
-				inRange(d.Timestamp, f.Since, f.Until) {
-				out = append(out, d)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b *store.Interaction) int {
-		return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.FirstTurn, b.FirstTurn), cmp.Compare(a.ID, b.ID))
-	})
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[len(out)-f.Limit:]
-	}
-	for i, d := range out {
-		out[i] = cloneInteraction(d)
-	}
-	return out, nil
+				inRange(d.Timestamp, f.Since, f.Until)
+		},
+		func(a, b *store.Interaction) int {
+			return cmp.Or(a.Timestamp.Compare(b.Timestamp), cmp.Compare(a.FirstTurn, b.FirstTurn), cmp.Compare(a.ID, b.ID))
+		},
+		cloneInteraction, true)
 }
 
 // PutInsight implements store.Store.
 func (s *Store) PutInsight(ctx context.Context, userID string, doc *store.Insight) error {
-	if err := s.begin(ctx, userID); err != nil {
-		return err
-	}
-	if err := s.v.Insight(userID, doc); err != nil {
-		return err
-	}
-	c := cloneInsight(doc)
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	s.userForWrite(userID).insights[c.ID] = c
-	return nil
+	return put(ctx, s, userID, doc, s.v.Insight, func(u *userDocs, c *store.Insight) { u.insights[c.ID] = c }, cloneInsight)
 }
 
 // GetInsight implements store.Store.
 func (s *Store) GetInsight(ctx context.Context, userID, id string) (*store.Insight, error) {
-	if err := s.begin(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := store.CheckID("insight id", id); err != nil {
-		return nil, err
-	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	if u := s.user(userID); u != nil {
-		if d, ok := u.insights[id]; ok && !d.Superseded() {
-			return cloneInsight(d), nil
-		}
-	}
-	return nil, fmt.Errorf("mem: insight %q: %w", id, store.ErrNotFound)
+	return get(ctx, s, userID, "insight", id,
+		func(u *userDocs) map[string]*store.Insight { return u.insights },
+		func(d *store.Insight) bool { return !d.Superseded() },
+		cloneInsight)
 }
 
 // newestInsightFirst orders insights by CreatedAt, then ID, both
@@ -250,40 +181,17 @@ func newestInsightFirst(a, b *store.Insight) int {
 
 // ListInsights implements store.Store.
 func (s *Store) ListInsights(ctx context.Context, userID string, f store.InsightFilter) ([]*store.Insight, error) {
-	if err := s.begin(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(f.Limit); err != nil {
-		return nil, err
-	}
-	if err := checkFilterSession(f.SessionID); err != nil {
-		return nil, err
-	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	out := []*store.Insight{}
-	if u := s.user(userID); u != nil {
-		for _, d := range u.insights {
-			if (f.IncludeSuperseded || !d.Superseded()) &&
+	return list(ctx, s, userID, f.Limit, f.SessionID,
+		func(u *userDocs) map[string]*store.Insight { return u.insights },
+		func(d *store.Insight) bool {
+			return (f.IncludeSuperseded || !d.Superseded()) &&
 				(f.Type == "" || d.InsightType == f.Type) &&
 				(f.Category == "" || d.Category == f.Category) &&
 				(f.SessionID == "" || slices.Contains(d.SessionIDs, f.SessionID)) &&
 				(f.Processed == nil || d.Processed == *f.Processed) &&
-				inRange(d.CreatedAt, f.Since, f.Until) {
-				out = append(out, d)
-			}
-		}
-	}
-	slices.SortFunc(out, newestInsightFirst)
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	for i, d := range out {
-		out[i] = cloneInsight(d)
-	}
-	return out, nil
+				inRange(d.CreatedAt, f.Since, f.Until)
+		},
+		newestInsightFirst, cloneInsight, false)
 }
 
 // FindInsightByHash implements store.Store.
@@ -378,56 +286,25 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 
 // GetSession implements store.Store.
 func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*store.Session, error) {
-	if err := s.begin(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := store.CheckID("session id", sessionID); err != nil {
-		return nil, err
-	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	if u := s.user(userID); u != nil {
-		if d, ok := u.sessions[sessionID]; ok {
-			return cloneSession(d), nil
-		}
-	}
-	return nil, fmt.Errorf("mem: session %q: %w", sessionID, store.ErrNotFound)
+	return get(ctx, s, userID, "session", sessionID,
+		func(u *userDocs) map[string]*store.Session { return u.sessions },
+		func(*store.Session) bool { return true },
+		cloneSession)
 }
 
 // ListSessions implements store.Store.
 func (s *Store) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
-	if err := s.begin(ctx, userID); err != nil {
-		return nil, err
-	}
-	if err := checkLimit(f.Limit); err != nil {
-		return nil, err
-	}
-	if err := s.rlock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.RUnlock()
-	out := []*store.Session{}
-	if u := s.user(userID); u != nil {
-		for _, d := range u.sessions {
-			if (f.Status == "" || d.Status == f.Status) &&
+	return list(ctx, s, userID, f.Limit, "",
+		func(u *userDocs) map[string]*store.Session { return u.sessions },
+		func(d *store.Session) bool {
+			return (f.Status == "" || d.Status == f.Status) &&
 				(f.ReflectionStatus == "" || d.ReflectionStatus == f.ReflectionStatus) &&
-				inRange(d.StartTime, f.Since, f.Until) {
-				out = append(out, d)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b *store.Session) int {
-		return cmp.Or(b.StartTime.Compare(a.StartTime), cmp.Compare(b.ID, a.ID))
-	})
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
-	}
-	for i, d := range out {
-		out[i] = cloneSession(d)
-	}
-	return out, nil
+				inRange(d.StartTime, f.Since, f.Until)
+		},
+		func(a, b *store.Session) int {
+			return cmp.Or(b.StartTime.Compare(a.StartTime), cmp.Compare(b.ID, a.ID))
+		},
+		cloneSession, false)
 }
 
 // DeleteDocument implements store.Store.

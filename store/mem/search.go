@@ -3,7 +3,6 @@ package mem
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -11,12 +10,6 @@ import (
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/driver"
-)
-
-// BM25 parameters of the full-text leg.
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
 )
 
 // view is what search needs to know of one document.
@@ -177,13 +170,7 @@ func bm25(terms []string, views map[string]view, candidates []string) []driver.S
 	var out []driver.Scored
 	for _, id := range candidates {
 		st := docs[id]
-		score := 0.0
-		for term, tf := range st.tf {
-			idf := math.Log(1 + (n-float64(df[term])+0.5)/(float64(df[term])+0.5))
-			f := float64(tf)
-			score += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(st.length)/avg))
-		}
-		if score > 0 {
+		if score := driver.BM25(st.tf, st.length, df, n, avg); score > 0 {
 			out = append(out, driver.Scored{ID: id, Score: score})
 		}
 	}

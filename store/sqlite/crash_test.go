@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
+	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
 // Environment variables that turn the test binary into a child process of
@@ -134,7 +135,7 @@ func TestCrashSafety(t *testing.T) {
 
 	hits, err := s.SearchInteractions(ctx, liveUser, store.SearchRequest{Text: fmt.Sprintf("number%d", lastInteraction)})
 	require.NoError(t, err)
-	assert.Equal(t, []string{fmt.Sprintf("i%d", lastInteraction)}, hitIDs(hits), "full text survived")
+	assert.Equal(t, []string{fmt.Sprintf("i%d", lastInteraction)}, storetest.HitIDs(hits), "full text survived")
 
 	checkIntegrity(t, path)
 	// The interrupted writer's session can go on with the ETag it reads.

@@ -19,7 +19,7 @@ func (s *Store) VectorDimensions(ctx context.Context) ([]int, error) {
 		return nil, store.ErrClosed
 	}
 	var dims []int
-	for _, kind := range []store.Kind{store.KindInteraction, store.KindInsight, store.KindSessionSummary} {
+	for _, kind := range store.Kinds {
 		sp, _ := specOf(kind)
 		for _, f := range sp.fields {
 			// Table and column names come from specOf, never from input.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
+	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
 // fileHits counts the occurrences of marker in the database file and its
@@ -77,7 +78,7 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 	}
 	after, err := s.SearchInteractions(ctx, "bob-user", q)
 	require.NoError(t, err)
-	assert.Equal(t, hitIDs(before), hitIDs(after), "the other user's search is unchanged")
+	assert.Equal(t, storetest.HitIDs(before), storetest.HitIDs(after), "the other user's search is unchanged")
 	ins, err := s.SearchInsights(ctx, "bob-user", store.SearchRequest{Text: "zqxbobmarker"})
 	require.NoError(t, err)
 	assert.NotEmpty(t, ins)

@@ -126,35 +126,13 @@ func (s *Store) ListInsights(ctx context.Context, userID string, f store.Insight
 	w.timeRange("t.created_at", f.Since, f.Until)
 	q := `SELECT t.id, t.doc, t.insight_vector FROM insights AS t WHERE ` + w.String() +
 		` ORDER BY t.created_at DESC, t.id DESC` + limitClause(f.Limit)
-	var out []*store.Insight
-	err := s.read(ctx, "list insights", func(tx *sql.Tx) error {
-		var err error
-		out, err = queryInsights(ctx, tx, q, w.args...)
-		return err
-	})
-	return out, err
+	return readDocs(ctx, s, "list insights", queryInsights, q, w.args...)
 }
 
 func queryInsights(ctx context.Context, q queryer, query string, args ...any) ([]*store.Insight, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*store.Insight
-	for rows.Next() {
-		var id string
-		var d, v sql.RawBytes
-		if err := rows.Scan(&id, &d, &v); err != nil {
-			return nil, err
-		}
-		doc, err := decodeInsight(d, v)
-		if err != nil {
-			return nil, fmt.Errorf("decode insight %s: %w", id, err)
-		}
-		out = append(out, doc)
-	}
-	return out, rows.Err()
+	return queryDocs(ctx, q, "insight", 2, func(c []sql.RawBytes) (*store.Insight, error) {
+		return decodeInsight(c[0], c[1])
+	}, query, args...)
 }
 
 // FindInsightByHash returns the active insight whose ContentHash is hash
@@ -166,21 +144,10 @@ func (s *Store) FindInsightByHash(ctx context.Context, userID, hash string) (*st
 	if hash == "" {
 		return nil, fmt.Errorf("%w: find insight by hash: empty hash", store.ErrInvalid)
 	}
-	var doc *store.Insight
-	err := s.read(ctx, "find insight by hash", func(tx *sql.Tx) error {
-		docs, err := queryInsights(ctx, tx, `SELECT id, doc, insight_vector FROM insights
+	return readDoc(ctx, s, "find insight by hash", "no active insight with hash "+hash, queryInsights,
+		`SELECT id, doc, insight_vector FROM insights
 WHERE user_id = ? AND content_hash = ? AND superseded = 0
 ORDER BY created_at DESC, id DESC LIMIT 1`, userID, hash)
-		if err != nil {
-			return err
-		}
-		if len(docs) == 0 {
-			return fmt.Errorf("%w: no active insight with hash %s", store.ErrNotFound, hash)
-		}
-		doc = docs[0]
-		return nil
-	})
-	return doc, err
 }
 
 // SupersedeInsight soft-deletes the insight with the given id. Repeating

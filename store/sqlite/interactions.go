@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -79,23 +78,8 @@ func (s *Store) GetInteraction(ctx context.Context, userID, id string) (*store.I
 	if err := store.CheckID("interaction id", id); err != nil {
 		return nil, err
 	}
-	var doc *store.Interaction
-	err := s.read(ctx, "get interaction", func(tx *sql.Tx) error {
-		var d, cv, sv []byte
-		err := tx.QueryRowContext(ctx, `SELECT doc, content_vector, summary_vector FROM interactions
-WHERE user_id = ? AND id = ?`, userID, id).Scan(&d, &cv, &sv)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: interaction %s", store.ErrNotFound, id)
-		}
-		if err != nil {
-			return err
-		}
-		if doc, err = decodeInteraction(d, cv, sv); err != nil {
-			return fmt.Errorf("decode interaction %s: %w", id, err)
-		}
-		return nil
-	})
-	return doc, err
+	return readDoc(ctx, s, "get interaction", "interaction "+id, queryInteractions,
+		`SELECT id, doc, content_vector, summary_vector FROM interactions WHERE user_id = ? AND id = ?`, userID, id)
 }
 
 // ListInteractions returns the user's interactions matching f, oldest first
@@ -125,33 +109,11 @@ func (s *Store) ListInteractions(ctx context.Context, userID string, f store.Int
 			` ORDER BY ts DESC, first_turn DESC, id DESC` + limitClause(f.Limit) + `
 ) ORDER BY ts, first_turn, id`
 	}
-	var out []*store.Interaction
-	err := s.read(ctx, "list interactions", func(tx *sql.Tx) error {
-		var err error
-		out, err = queryInteractions(ctx, tx, q, w.args...)
-		return err
-	})
-	return out, err
+	return readDocs(ctx, s, "list interactions", queryInteractions, q, w.args...)
 }
 
 func queryInteractions(ctx context.Context, q queryer, query string, args ...any) ([]*store.Interaction, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*store.Interaction
-	for rows.Next() {
-		var id string
-		var d, cv, sv sql.RawBytes
-		if err := rows.Scan(&id, &d, &cv, &sv); err != nil {
-			return nil, err
-		}
-		doc, err := decodeInteraction(d, cv, sv)
-		if err != nil {
-			return nil, fmt.Errorf("decode interaction %s: %w", id, err)
-		}
-		out = append(out, doc)
-	}
-	return out, rows.Err()
+	return queryDocs(ctx, q, "interaction", 3, func(c []sql.RawBytes) (*store.Interaction, error) {
+		return decodeInteraction(c[0], c[1], c[2])
+	}, query, args...)
 }

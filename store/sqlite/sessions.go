@@ -88,20 +88,8 @@ func (s *Store) GetSession(ctx context.Context, userID, sessionID string) (*stor
 	if err := store.CheckID("session id", sessionID); err != nil {
 		return nil, err
 	}
-	var doc *store.Session
-	err := s.read(ctx, "get session", func(tx *sql.Tx) error {
-		docs, err := querySessions(ctx, tx, `SELECT id, doc, summary_vector, etag FROM session_summaries
-WHERE user_id = ? AND id = ?`, userID, sessionID)
-		if err != nil {
-			return err
-		}
-		if len(docs) == 0 {
-			return fmt.Errorf("%w: session %s", store.ErrNotFound, sessionID)
-		}
-		doc = docs[0]
-		return nil
-	})
-	return doc, err
+	return readDoc(ctx, s, "get session", "session "+sessionID, querySessions,
+		`SELECT id, doc, summary_vector, etag FROM session_summaries WHERE user_id = ? AND id = ?`, userID, sessionID)
 }
 
 // ListSessions returns the user's sessions matching f, most recent first
@@ -124,35 +112,13 @@ func (s *Store) ListSessions(ctx context.Context, userID string, f store.Session
 	w.timeRange("start_time", f.Since, f.Until)
 	q := `SELECT id, doc, summary_vector, etag FROM session_summaries WHERE ` + w.String() +
 		` ORDER BY start_time DESC, id DESC` + limitClause(f.Limit)
-	var out []*store.Session
-	err := s.read(ctx, "list sessions", func(tx *sql.Tx) error {
-		var err error
-		out, err = querySessions(ctx, tx, q, w.args...)
-		return err
-	})
-	return out, err
+	return readDocs(ctx, s, "list sessions", querySessions, q, w.args...)
 }
 
 func querySessions(ctx context.Context, q queryer, query string, args ...any) ([]*store.Session, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*store.Session
-	for rows.Next() {
-		var id, etag string
-		var d, v sql.RawBytes
-		if err := rows.Scan(&id, &d, &v, &etag); err != nil {
-			return nil, err
-		}
-		doc, err := decodeSession(d, v, etag)
-		if err != nil {
-			return nil, fmt.Errorf("decode session %s: %w", id, err)
-		}
-		out = append(out, doc)
-	}
-	return out, rows.Err()
+	return queryDocs(ctx, q, "session", 3, func(c []sql.RawBytes) (*store.Session, error) {
+		return decodeSession(c[0], c[1], string(c[2]))
+	}, query, args...)
 }
 
 // DeleteDocument removes one document for good, or fails with

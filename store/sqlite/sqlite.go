@@ -416,6 +416,63 @@ type queryer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// queryDocs runs query, which selects a document's id and then the cols
+// columns decode makes it from, and returns the documents in row order;
+// what names the kind in errors. The columns are only valid during
+// decode.
+func queryDocs[D any](ctx context.Context, q queryer, what string, cols int, decode func(cols []sql.RawBytes) (D, error), query string, args ...any) ([]D, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var id string
+	raw := make([]sql.RawBytes, cols)
+	dest := []any{&id}
+	for i := range raw {
+		dest = append(dest, &raw[i])
+	}
+	var out []D
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		doc, err := decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s %s: %w", what, id, err)
+		}
+		out = append(out, doc)
+	}
+	return out, rows.Err()
+}
+
+// readDocs runs query, a function of queryDocs' kind, in a read
+// transaction; op names the call in errors.
+func readDocs[D any](ctx context.Context, s *Store, op string, query func(context.Context, queryer, string, ...any) ([]D, error), q string, args ...any) ([]D, error) {
+	var out []D
+	err := s.read(ctx, op, func(tx *sql.Tx) error {
+		var err error
+		out, err = query(ctx, tx, q, args...)
+		return err
+	})
+	return out, err
+}
+
+// readDoc is readDocs for a query of at most one document: the first,
+// or store.ErrNotFound with missing (what was not there) when there is
+// none.
+func readDoc[D any](ctx context.Context, s *Store, op, missing string, query func(context.Context, queryer, string, ...any) ([]D, error), q string, args ...any) (D, error) {
+	docs, err := readDocs(ctx, s, op, query, q, args...)
+	if err == nil && len(docs) == 0 {
+		err = fmt.Errorf("%w: %s", store.ErrNotFound, missing)
+	}
+	if err != nil {
+		var zero D
+		return zero, err
+	}
+	return docs[0], nil
+}
+
 // readGen returns the generation of a user's kind; 0 when it has none.
 func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (int64, error) {
 	var g int64

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
+	"github.com/agentmemory/agentmemory/store/storetest"
 
 	_ "modernc.org/sqlite"
 )
@@ -52,26 +53,6 @@ var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 func interaction(id, session string, hour int, content string, v ...float32) *store.Interaction {
 	return &store.Interaction{ID: id, SessionID: session, Timestamp: t0.Add(time.Duration(hour) * time.Hour),
 		FirstTurn: 1, LastTurn: 1, Content: content, ContentVector: v}
-}
-
-// document is any of the three document pointer types.
-type document interface {
-	*store.Interaction | *store.Insight | *store.Session
-}
-
-func hitIDs[T document](hits []store.Hit[T]) []string {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		switch d := any(h.Doc).(type) {
-		case *store.Interaction:
-			ids[i] = d.ID
-		case *store.Insight:
-			ids[i] = d.ID
-		case *store.Session:
-			ids[i] = d.ID
-		}
-	}
-	return ids
 }
 
 func TestPragmasAndAs(t *testing.T) {
@@ -263,7 +244,7 @@ func TestVectorCacheFollowsWrites(t *testing.T) {
 				t.Helper()
 				hits, err := s.SearchInteractions(ctx, "u", q)
 				require.NoError(t, err)
-				return hitIDs(hits)
+				return storetest.HitIDs(hits)
 			}
 			require.NoError(t, a.PutInteraction(ctx, "u", interaction("near", "s1", 0, "x", 1, 0.1, 0, 0)))
 			require.NoError(t, a.PutInteraction(ctx, "u", interaction("far", "s2", 1, "x", 1, 1, 0, 0)))
@@ -315,7 +296,7 @@ func TestInsightVectorLegFollowsSupersede(t *testing.T) {
 	search := func(q store.SearchRequest) []string {
 		hits, err := s.SearchInsights(ctx, "u", q)
 		require.NoError(t, err)
-		return hitIDs(hits)
+		return storetest.HitIDs(hits)
 	}
 	assert.Equal(t, []string{"a", "b"}, search(q))
 	require.NoError(t, s.SupersedeInsight(ctx, "u", "a", store.Supersession{By: "b", Reason: store.ReasonDuplicate}))
@@ -339,7 +320,7 @@ func TestAnyDimensions(t *testing.T) {
 	require.NoError(t, s.PutInteraction(ctx, "u", interaction("two", "s", 0, "x", 1, 0)))
 	hits, err := s.SearchInteractions(ctx, "u", store.SearchRequest{Vector: []float32{1, 1}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"two"}, hitIDs(hits), "only vectors of the query's length are compared")
+	assert.Equal(t, []string{"two"}, storetest.HitIDs(hits), "only vectors of the query's length are compared")
 }
 
 func TestTextOnlyPunctuationFindsNothing(t *testing.T) {
@@ -353,7 +334,7 @@ func TestTextOnlyPunctuationFindsNothing(t *testing.T) {
 	}
 	hits, err := s.SearchInteractions(ctx, "u", store.SearchRequest{Text: `"hello` + ` NOT world`})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"i"}, hitIDs(hits), "NOT is a word, not an operator")
+	assert.Equal(t, []string{"i"}, storetest.HitIDs(hits), "NOT is a word, not an operator")
 }
 
 // incrementSession adds one turn to the session with an ETag retry loop,

@@ -52,7 +52,7 @@ func testConcurrency(t *testing.T, s *suite) {
 					if hits, err := st.SearchInteractions(ctx(t), user, q); err != nil {
 						fail(fmt.Errorf("SearchInteractions: %w", err))
 					} else if len(hits) == 0 || hits[0].Doc.ID != id || hits[0].Doc.UserID != user {
-						fail(fmt.Errorf("SearchInteractions %s: own document not first: %v", id, hitIDs(hits)))
+						fail(fmt.Errorf("SearchInteractions %s: own document not first: %v", id, HitIDs(hits)))
 					}
 					if _, err := st.SearchInsights(ctx(t), user, q); err != nil {
 						fail(fmt.Errorf("SearchInsights: %w", err))

@@ -364,13 +364,13 @@ func testDelete(t *testing.T, s *suite) {
 
 		ih, err := st.SearchInteractions(ctx(t), alice, store.SearchRequest{Text: "zebra"})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"i2"}, hitIDs(ih))
+		assert.Equal(t, []string{"i2"}, HitIDs(ih))
 		nh, err := st.SearchInsights(ctx(t), alice, store.SearchRequest{Text: "zebra"})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"n2"}, hitIDs(nh))
+		assert.Equal(t, []string{"n2"}, HitIDs(nh))
 		sh, err := st.SearchSessions(ctx(t), alice, store.SearchRequest{Text: "zebra"})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"s2"}, hitIDs(sh))
+		assert.Equal(t, []string{"s2"}, HitIDs(sh))
 
 		// Deleting again, or deleting what never was, is ErrNotFound.
 		for _, kind := range store.Kinds {
@@ -505,11 +505,11 @@ func assertUserHasOneOfEach(t *testing.T, st store.Store, user string) {
 	assert.Equal(t, []string{"s1"}, sessionIDs(sess))
 	ih, err := st.SearchInteractions(ctx(t), user, store.SearchRequest{Text: "zebra"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"i1"}, hitIDs(ih))
+	assert.Equal(t, []string{"i1"}, HitIDs(ih))
 	sh, err := st.SearchSessions(ctx(t), user, store.SearchRequest{Text: "zebra"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"s1"}, hitIDs(sh))
+	assert.Equal(t, []string{"s1"}, HitIDs(sh))
 	nh, err := st.SearchInsights(ctx(t), user, store.SearchRequest{Text: "zebra"})
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"n1", store.LongTermID(user)}, hitIDs(nh))
+	assert.ElementsMatch(t, []string{"n1", store.LongTermID(user)}, HitIDs(nh))
 }

@@ -38,7 +38,7 @@ func testDeleteSession(t *testing.T, s *suite) {
 		assert.Equal(t, []string{"s2"}, sessionIDs(sess))
 		hits, err := st.SearchSessions(ctx(t), alice, store.SearchRequest{Text: "zebra s1"})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"s2"}, hitIDs(hits), "the deleted session is not searchable")
+		assert.Equal(t, []string{"s2"}, HitIDs(hits), "the deleted session is not searchable")
 
 		// The user's other session, interactions and state stay.
 		turns, err = st.ListTurns(ctx(t), alice, "s2", 0)

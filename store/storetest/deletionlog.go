@@ -57,19 +57,11 @@ func canonDeletion(r *store.DeletionRecord) *store.DeletionRecord {
 }
 
 func canonDeletions(rs []*store.DeletionRecord) []*store.DeletionRecord {
-	out := make([]*store.DeletionRecord, len(rs))
-	for i, r := range rs {
-		out[i] = canonDeletion(r)
-	}
-	return out
+	return each(rs, canonDeletion)
 }
 
 func deletionSeqs(rs []*store.DeletionRecord) []int64 {
-	out := make([]int64, len(rs))
-	for i, r := range rs {
-		out[i] = r.Seq
-	}
-	return out
+	return each(rs, func(r *store.DeletionRecord) int64 { return r.Seq })
 }
 
 func testDeletionLog(t *testing.T, s *suite) {

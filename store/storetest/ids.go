@@ -146,7 +146,7 @@ func roundTripIDs(t *testing.T, st store.Store, user, sessID, insID string) {
 	assert.Equal(t, []string{intID}, interactionIDs(ints))
 	ih, err := st.SearchInteractions(c, user, store.SearchRequest{Text: "zebra", Vector: unit(0), SessionID: sessID})
 	require.NoError(t, err)
-	assert.Equal(t, []string{intID}, hitIDs(ih))
+	assert.Equal(t, []string{intID}, HitIDs(ih))
 
 	// The session ends: a conditional write with the ETag read.
 	got.Status = store.SessionCompleted
@@ -162,7 +162,7 @@ func roundTripIDs(t *testing.T, st store.Store, user, sessID, insID string) {
 	assert.Equal(t, []string{sessID}, sessionIDs(sess))
 	sh, err := st.SearchSessions(c, user, store.SearchRequest{Text: "quartz", Vector: unit(1), SessionID: sessID})
 	require.NoError(t, err)
-	assert.Equal(t, []string{sessID}, hitIDs(sh))
+	assert.Equal(t, []string{sessID}, HitIDs(sh))
 
 	// Reflection stores an insight and folds it into the profile.
 	n := insight(insID, at(2), text)
@@ -191,7 +191,7 @@ func roundTripIDs(t *testing.T, st store.Store, user, sessID, insID string) {
 	assert.Equal(t, []string{store.LongTermID(user)}, insightIDs(ins))
 	nh, err := st.SearchInsights(c, user, store.SearchRequest{Text: "zebra", Vector: unit(2), SessionID: sessID})
 	require.NoError(t, err)
-	assert.Equal(t, []string{insID}, hitIDs(nh))
+	assert.Equal(t, []string{insID}, HitIDs(nh))
 
 	// Another user sees none of it.
 	other := user + "2"

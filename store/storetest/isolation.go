@@ -37,7 +37,7 @@ func testIsolation(t *testing.T, s *suite) {
 		q := store.SearchRequest{Text: "zebra alice", Vector: unit(0), SessionID: "s1"}
 		ih, err := st.SearchInteractions(ctx(t), alice, q)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"i1"}, hitIDs(ih))
+		assert.Equal(t, []string{"i1"}, HitIDs(ih))
 		ih, err = st.SearchInteractions(ctx(t), bob, q)
 		require.NoError(t, err)
 		assert.Empty(t, ih)

@@ -114,14 +114,12 @@ func putCorpus(t *testing.T, st store.Store, k searchKind, user string) {
 }
 
 func viewIDs(hits []hitView) []string {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	return ids
+	return each(hits, func(h hitView) string { return h.ID })
 }
 
-func hitIDs[T any](hits []store.Hit[T]) []string {
+// HitIDs returns the ids of the documents of hits, in order: for a
+// backend's own tests of its search too.
+func HitIDs[T *store.Interaction | *store.Insight | *store.Session](hits []store.Hit[T]) []string {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		switch d := any(h.Doc).(type) {
@@ -397,18 +395,18 @@ func testInteractionTextFields(t *testing.T, s *suite) {
 	for _, word := range []string{"alpha", "bravo", "charlie", "delta", "corp"} {
 		hits, err := st.SearchInteractions(ctx(t), alice, store.SearchRequest{Text: word})
 		require.NoError(t, err, word)
-		assert.Equal(t, []string{"p"}, hitIDs(hits), "a word only in one field finds the document: %s", word)
+		assert.Equal(t, []string{"p"}, HitIDs(hits), "a word only in one field finds the document: %s", word)
 	}
 	hits, err := st.SearchInteractions(ctx(t), alice, store.SearchRequest{Text: "echo"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"q"}, hitIDs(hits))
+	assert.Equal(t, []string{"q"}, HitIDs(hits))
 	// Updated metadata is searchable: the retry that completes it.
 	q := interaction("q", "s1", at(1), "user: echo")
 	q.Metadata.Entities = []string{"Foxtrot"}
 	require.NoError(t, st.PutInteraction(ctx(t), alice, q))
 	hits, err = st.SearchInteractions(ctx(t), alice, store.SearchRequest{Text: "foxtrot"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"q"}, hitIDs(hits))
+	assert.Equal(t, []string{"q"}, HitIDs(hits))
 }
 
 func testInteractionVectorFields(t *testing.T, s *suite) {
@@ -425,12 +423,12 @@ func testInteractionVectorFields(t *testing.T, s *suite) {
 	q := store.SearchRequest{Vector: unit(0), MinSimilarity: 0.5, VectorFields: []store.VectorField{store.FieldContentVector}}
 	hits, err := st.SearchInteractions(ctx(t), alice, q)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"x", "z"}, hitIDs(hits), "content_vector leg")
+	assert.Equal(t, []string{"x", "z"}, HitIDs(hits), "content_vector leg")
 
 	q.VectorFields = []store.VectorField{store.FieldSummaryVector}
 	hits, err = st.SearchInteractions(ctx(t), alice, q)
 	require.NoError(t, err)
-	require.Equal(t, []string{"y"}, hitIDs(hits), "summary_vector leg")
+	require.Equal(t, []string{"y"}, HitIDs(hits), "summary_vector leg")
 	assert.InDelta(t, 1.0, hits[0].Similarity, 1e-5)
 
 	// Both legs (the default): x is 1st in content, y 1st in summary, z
@@ -438,7 +436,7 @@ func testInteractionVectorFields(t *testing.T, s *suite) {
 	q.VectorFields = nil
 	hits, err = st.SearchInteractions(ctx(t), alice, q)
 	require.NoError(t, err)
-	require.Equal(t, []string{"x", "y", "z"}, hitIDs(hits))
+	require.Equal(t, []string{"x", "y", "z"}, HitIDs(hits))
 	assert.InDelta(t, 1.0/61, hits[0].Score, 1e-9)
 	assert.InDelta(t, 1.0/62, hits[2].Score, 1e-9)
 	assert.InDelta(t, 1.0, hits[0].Similarity, 1e-5, "the best similarity over the legs")
@@ -461,7 +459,7 @@ func testInteractionSessionFilter(t *testing.T, s *suite) {
 	} {
 		hits, err := st.SearchInteractions(ctx(t), alice, q)
 		require.NoError(t, err)
-		assert.Equal(t, []string{"b"}, hitIDs(hits), "the session filter applies before TopK")
+		assert.Equal(t, []string{"b"}, HitIDs(hits), "the session filter applies before TopK")
 	}
 	hits, err := st.SearchInteractions(ctx(t), alice, store.SearchRequest{Text: "zebra", SessionID: "s3"})
 	require.NoError(t, err)
@@ -496,7 +494,7 @@ func testInsightFilters(t *testing.T, s *suite) {
 	for _, c := range cases {
 		hits, err := st.SearchInsights(ctx(t), alice, c.q)
 		require.NoError(t, err, c.name)
-		assert.Equal(t, c.want, hitIDs(hits), c.name)
+		assert.Equal(t, c.want, HitIDs(hits), c.name)
 	}
 }
 
@@ -521,7 +519,7 @@ func testInsightSearchSuperseded(t *testing.T, s *suite) {
 	} {
 		hits, err := st.SearchInsights(ctx(t), alice, q)
 		require.NoError(t, err)
-		ids := hitIDs(hits)
+		ids := HitIDs(hits)
 		assert.NotContains(t, ids, "best", "superseded insights are never searched")
 		assert.NotContains(t, ids, "forgot", "superseded insights are never searched")
 		if q.Text != "quartz" {
@@ -543,13 +541,13 @@ func testSessionSearchFields(t *testing.T, s *suite) {
 	require.NoError(t, st.PutSession(ctx(t), alice, s2))
 	hits, err := st.SearchSessions(ctx(t), alice, store.SearchRequest{Text: "lima"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"s1"}, hitIDs(hits), "key topics are searchable")
+	assert.Equal(t, []string{"s1"}, HitIDs(hits), "key topics are searchable")
 	hits, err = st.SearchSessions(ctx(t), alice, store.SearchRequest{Text: "kilo"})
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"s1", "s2"}, hitIDs(hits))
+	assert.ElementsMatch(t, []string{"s1", "s2"}, HitIDs(hits))
 	hits, err = st.SearchSessions(ctx(t), alice, store.SearchRequest{Vector: unit(0), TopK: 1, SessionID: "s2"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"s2"}, hitIDs(hits), "the session filter is the id, applied before TopK")
+	assert.Equal(t, []string{"s2"}, HitIDs(hits), "the session filter is the id, applied before TopK")
 	require.NotEmpty(t, hits)
 	assert.NotEmpty(t, hits[0].Doc.ETag, "a session hit carries its ETag")
 }

@@ -175,28 +175,25 @@ func canonSession(d *store.Session) *store.Session {
 	return &c
 }
 
-func interactionIDs(ds []*store.Interaction) []string {
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
+// each returns f of every element of xs, in order.
+func each[T, U any](xs []T, f func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
-	return ids
+	return out
+}
+
+func interactionIDs(ds []*store.Interaction) []string {
+	return each(ds, func(d *store.Interaction) string { return d.ID })
 }
 
 func insightIDs(ds []*store.Insight) []string {
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
-	}
-	return ids
+	return each(ds, func(d *store.Insight) string { return d.ID })
 }
 
 func sessionIDs(ds []*store.Session) []string {
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
-	}
-	return ids
+	return each(ds, func(d *store.Session) string { return d.ID })
 }
 
 // Small document constructors: only the fields a test cares about.

@@ -33,7 +33,7 @@ func testSupersede(t *testing.T, s *suite) {
 		assert.Empty(t, list)
 		hits, err := st.SearchInsights(ctx(t), alice, store.SearchRequest{Text: "bonds", Vector: unit(0)})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"winner"}, hitIDs(hits), "hidden from SearchInsights")
+		assert.Equal(t, []string{"winner"}, HitIDs(hits), "hidden from SearchInsights")
 
 		audit, err := st.ListInsights(ctx(t), alice, store.InsightFilter{IncludeSuperseded: true})
 		require.NoError(t, err)

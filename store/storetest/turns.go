@@ -19,11 +19,7 @@ func turn(id, session string, hours int, text string) *store.Turn {
 }
 
 func turnSeqs(ts []*store.Turn) []int {
-	out := make([]int, len(ts))
-	for i, t := range ts {
-		out[i] = t.Seq
-	}
-	return out
+	return each(ts, func(t *store.Turn) int { return t.Seq })
 }
 
 func testTurns(t *testing.T, s *suite) {

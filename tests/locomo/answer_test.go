@@ -144,13 +144,7 @@ func answerServer(t *testing.T) (*fakeopenai.Server, *scripted, func(string) (st
 	srv.HandleChat(s.chat)
 	e, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	srv.HandleEmbeddings(func(r fakeopenai.Request) fakeopenai.Reply {
-		vs, err := e.Embed(context.Background(), r.Embeddings.Input)
-		if err != nil {
-			return fakeopenai.Error(400, err.Error())
-		}
-		return fakeopenai.Embeddings(vs...)
-	})
+	srv.HandleEmbeddings(fakeopenai.EmbedWith(e))
 	env := map[string]string{
 		"OPENAI_BASE_URL": srv.URL(), "OPENAI_CHAT_MODEL": "chat", "OPENAI_MINI_MODEL": "mini",
 		"OPENAI_EMBEDDING_MODEL": "lexical-served", "OPENAI_EMBEDDING_DIMENSIONS": strconv.Itoa(e.Dimensions()),

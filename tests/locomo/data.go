@@ -3,13 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentmemory/agentmemory/internal/locomocorpus"
 )
 
 // dateLayout is LoCoMo's session date format: "4:04 pm on 20 January, 2023".
@@ -51,22 +49,16 @@ type question struct {
 	Category int `json:"category"`
 }
 
-var sessionKey = regexp.MustCompile(`^session_(\d+)$`)
-
 // loadDir reads every *.json file of dir as a LoCoMo conversation, in file
 // name order.
 func loadDir(dir string) ([]*conversation, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	files, err := locomocorpus.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("no *.json file in %s", dir)
-	}
-	sort.Strings(paths)
 	var out []*conversation
-	for _, p := range paths {
-		c, err := loadFile(p)
+	for _, f := range files {
+		c, err := loadFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -75,23 +67,9 @@ func loadDir(dir string) ([]*conversation, error) {
 	return out, nil
 }
 
-func loadFile(path string) (*conversation, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	// The released locomo10 file nests the fields under "conversation";
-	// the per-conversation files have them at the top level.
-	fields := raw
-	if inner, ok := raw["conversation"]; ok {
-		if err := json.Unmarshal(inner, &fields); err != nil {
-			return nil, fmt.Errorf("%s: conversation: %w", path, err)
-		}
-	}
+func loadFile(f locomocorpus.File) (*conversation, error) {
+	path, fields := f.Path, f.Conversation
+	var err error
 	c := &conversation{name: strings.TrimSuffix(filepath.Base(path), ".json")}
 	str := func(key string) (string, error) {
 		var s string
@@ -110,14 +88,10 @@ func loadFile(path string) (*conversation, error) {
 	if c.speakerB, err = str("speaker_b"); err != nil {
 		return nil, err
 	}
-	for key, v := range fields {
-		m := sessionKey.FindStringSubmatch(key)
-		if m == nil {
-			continue
-		}
-		n, _ := strconv.Atoi(m[1])
-		s := session{n: n}
-		if err := json.Unmarshal(v, &s.turns); err != nil {
+	for _, sk := range f.Sessions() {
+		key := sk.Key
+		s := session{n: sk.N}
+		if err := json.Unmarshal(fields[key], &s.turns); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, key, err)
 		}
 		date, err := str(key + "_date_time")
@@ -137,8 +111,7 @@ func loadFile(path string) (*conversation, error) {
 	if len(c.sessions) == 0 {
 		return nil, fmt.Errorf("%s: no session_N", path)
 	}
-	sort.Slice(c.sessions, func(i, j int) bool { return c.sessions[i].n < c.sessions[j].n })
-	qa, ok := raw["qa"]
+	qa, ok := f.Fields["qa"]
 	if !ok {
 		return nil, fmt.Errorf("%s: no \"qa\"", path)
 	}

@@ -40,7 +40,6 @@ type figures struct {
 	hitsAll, hitsAny map[int]int
 }
 
-// report is what the command prints and writes with -json.
 // miss is a question whose evidence the -k documents do not hold in full.
 type miss struct {
 	Conversation string   `json:"conversation"`
@@ -51,6 +50,7 @@ type miss struct {
 	Found []string `json:"found"`
 }
 
+// report is what the command prints and writes with -json.
 type report struct {
 	Model string `json:"model"`
 	Turns int    `json:"turns"`

@@ -29,10 +29,16 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // its JSON object.
 func runJSON(t *testing.T, o options) (string, map[string]any) {
 	t.Helper()
+	return runJSONEnv(t, o, noEnv)
+}
+
+// runJSONEnv is runJSON in the environment lookup reads.
+func runJSONEnv(t *testing.T, o options, lookup func(string) (string, bool)) (string, map[string]any) {
+	t.Helper()
 	o.data = "testdata"
 	o.jsonPath = filepath.Join(t.TempDir(), "out.json")
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), &out, quiet(), o, noEnv))
+	require.NoError(t, run(context.Background(), &out, quiet(), o, lookup))
 	b, err := os.ReadFile(o.jsonPath)
 	require.NoError(t, err)
 	var obj map[string]any
@@ -168,14 +174,7 @@ func TestCommandOnCosmos(t *testing.T) {
 		"AZURE_COSMOS_DATABASE": cosmostest.DatabaseName(t),
 	}
 	figures := func(lookup func(string) (string, bool)) (string, map[string]any) {
-		o := options{data: "testdata", k: 10, turns: 2, jsonPath: filepath.Join(t.TempDir(), "out.json")}
-		var out bytes.Buffer
-		require.NoError(t, run(context.Background(), &out, quiet(), o, lookup))
-		b, err := os.ReadFile(o.jsonPath)
-		require.NoError(t, err)
-		var obj map[string]any
-		require.NoError(t, json.Unmarshal(b, &obj))
-		return out.String(), obj
+		return runJSONEnv(t, options{k: 10, turns: 2}, lookup)
 	}
 	out, onCosmos := figures(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	assert.Contains(t, out, "memory on Azure Cosmos DB "+endpoint)
