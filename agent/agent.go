@@ -150,8 +150,8 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 	sess.runMu.Lock()
 	defer sess.runMu.Unlock()
 	t := a.begin(ctx, sess, input)
-	resp, err := a.loop(ctx, t, a.client.Complete, nil)
-	return a.finish(ctx, t, resp, err)
+	resp, err := a.loop(ctx, &t, a.client.Complete, nil)
+	return a.finish(ctx, &t, resp, err)
 }
 
 // turn is one run in progress: its stamped input, what the providers
@@ -189,7 +189,7 @@ func (a *Agent) checkInput(op string, sess *Session, input []Message) error {
 // begin stamps the input, calls every provider's Invoking hook and
 // assembles the first model call's prompt and tools. The caller holds
 // sess.runMu.
-func (a *Agent) begin(ctx context.Context, sess *Session, input []Message) *turn {
+func (a *Agent) begin(ctx context.Context, sess *Session, input []Message) turn {
 	input = a.stamp(append([]Message(nil), input...))
 
 	// Invoking: gather every provider's context.
@@ -239,7 +239,7 @@ func (a *Agent) begin(ctx context.Context, sess *Session, input []Message) *turn
 	msgs = append(msgs, ctxMsgs...)
 	msgs = append(msgs, history...)
 	msgs = append(msgs, input...)
-	return &turn{sess: sess, input: input, ctxMsgs: ctxMsgs, msgs: msgs, tools: tools, index: toolIndex}
+	return turn{sess: sess, input: input, ctxMsgs: ctxMsgs, msgs: msgs, tools: tools, index: toolIndex}
 }
 
 // finish calls every provider's Invoked hook with the run's outcome and,

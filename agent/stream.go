@@ -93,7 +93,7 @@ func (a *Agent) RunStream(ctx context.Context, sess *Session, input ...Message) 
 		defer sess.runMu.Unlock()
 		t := a.begin(ctx, sess, input)
 		emit := func(m Message) bool { return yield(Delta{Message: &m}, nil) }
-		resp, err := a.loop(ctx, t, a.streamCall(yield), emit)
+		resp, err := a.loop(ctx, &t, a.streamCall(yield), emit)
 		switch {
 		case errors.Is(err, errStopped):
 			return
@@ -101,7 +101,7 @@ func (a *Agent) RunStream(ctx context.Context, sess *Session, input ...Message) 
 			yield(Delta{}, err)
 			return
 		}
-		resp, err = a.finish(ctx, t, resp, err)
+		resp, err = a.finish(ctx, &t, resp, err)
 		if err != nil {
 			yield(Delta{}, err)
 			return
