@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,4 +176,19 @@ func TestCompleteStreamCancelled(t *testing.T) {
 	cancel()
 	_, _, err := collect(t, chat.CompleteStream(ctx, &agent.ChatRequest{Messages: []agent.Message{agent.UserText("hi")}}))
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+}
+
+func TestCompleteStreamFailsAsCompleteOnAServerWithoutTools(t *testing.T) {
+	srv := fakeopenai.New(t, fakeopenai.WithoutToolCalling())
+	chat := newChat(t, compatible(srv))
+	req := &agent.ChatRequest{Messages: []agent.Message{agent.UserText("Weather?")}, Tools: []agent.Tool{weatherTool(t, nil)}}
+	_, completeErr := chat.Complete(context.Background(), req)
+	require.Error(t, completeErr)
+	_, resp, err := collect(t, chat.CompleteStream(context.Background(), req))
+	require.Error(t, err)
+	assert.Nil(t, resp)
+	assert.Contains(t, err.Error(), fakeopenai.NoToolsMessage)
+	var apiErr *sdk.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
 }
