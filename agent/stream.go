@@ -43,8 +43,9 @@ type ToolCallDelta struct {
 	Arguments string
 }
 
-// Delta is one item of a streamed run (see RunStream). Exactly one of its
-// fields is set.
+// Delta is one item of a streamed run (see RunStream): fragments of the
+// model's answer (Text, ToolCalls, or both when the model sent them in one
+// piece), a complete Message, or the final Response.
 type Delta struct {
 	// Text is the next fragment of an assistant message's text.
 	Text string
@@ -73,8 +74,8 @@ var errStopped = errors.New("agent: stream consumer stopped")
 // before the last item is yielded.
 //
 // A turn is stored only once its answer completed. A consumer that stops
-// reading before the item carrying the Response, or a ctx cancelled before
-// then, abandons the run: no Invoked hook is called and the session is
+// reading before the item carrying the Response, or a ctx cancelled (or
+// past its deadline) before then, abandons the run: no Invoked hook is called and the session is
 // unchanged (a cancelled run yields its error; a stopped one yields
 // nothing more). Any other failure (bad input, a model error mid-stream,
 // ErrToolRounds) is yielded as the last item; the Invoked hooks see it as
