@@ -75,9 +75,9 @@ var errStopped = errors.New("agent: stream consumer stopped")
 //
 // A turn is stored only once its answer completed. A consumer that stops
 // reading before the item carrying the Response, or a ctx cancelled (or
-// past its deadline) before then, abandons the run: no Invoked hook is called and the session is
-// unchanged (a cancelled run yields its error; a stopped one yields
-// nothing more). Any other failure (bad input, a model error mid-stream,
+// past its deadline) before then, abandons the run: no Invoked hook is
+// called and the session is unchanged (a cancelled run yields its error; a
+// stopped one yields nothing more). Any other failure (bad input, a model error mid-stream,
 // ErrToolRounds) is yielded as the last item; the Invoked hooks see it as
 // they do for Run, and the session is unchanged.
 //
