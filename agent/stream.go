@@ -77,9 +77,10 @@ var errStopped = errors.New("agent: stream consumer stopped")
 // reading before the item carrying the Response, or a ctx cancelled (or
 // past its deadline) before then, abandons the run: no Invoked hook is
 // called and the session is unchanged (a cancelled run yields its error; a
-// stopped one yields nothing more). Any other failure (bad input, a model error mid-stream,
-// ErrToolRounds) is yielded as the last item; the Invoked hooks see it as
-// they do for Run, and the session is unchanged.
+// stopped one yields nothing more). Any other failure (bad input, a model
+// error mid-stream, ErrToolRounds) is yielded as the last item; the
+// Invoked hooks see it as they do for Run (bad input: none is called), and
+// the session is unchanged.
 //
 // When the agent's ChatClient does not implement ChatStreamer, each model
 // answer arrives whole, as one Text (and ToolCalls) item. The session is
