@@ -144,25 +144,52 @@ func (r *Response) Text() string {
 // empty input, a nil session, a model error or ErrToolRounds; in every case
 // the providers' Invoked hooks see the error and the session is unchanged.
 func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Response, error) {
+	if err := a.checkInput("Run", sess, input); err != nil {
+		return nil, err
+	}
+	sess.runMu.Lock()
+	defer sess.runMu.Unlock()
+	t := a.begin(ctx, sess, input)
+	resp, err := a.loop(ctx, &t, a.client.Complete, nil)
+	return a.finish(ctx, &t, resp, err)
+}
+
+// turn is one run in progress: its stamped input, what the providers
+// contributed, and the prompt and tools of its model calls.
+type turn struct {
+	sess    *Session
+	input   []Message
+	ctxMsgs []Message
+	msgs    []Message
+	tools   []Tool
+	index   map[string]Tool
+}
+
+// checkInput validates a run's arguments; op names the method in errors.
+func (a *Agent) checkInput(op string, sess *Session, input []Message) error {
 	if sess == nil {
-		return nil, errors.New("agent: Run: nil session")
+		return fmt.Errorf("agent: %s: nil session", op)
 	}
 	if len(input) == 0 {
-		return nil, errors.New("agent: Run: no input messages")
+		return fmt.Errorf("agent: %s: no input messages", op)
 	}
 	size := 0
 	for i, m := range input {
 		if !m.Role.Valid() {
-			return nil, fmt.Errorf("agent: Run: input message %d: unknown role %q", i, m.Role)
+			return fmt.Errorf("agent: %s: input message %d: unknown role %q", op, i, m.Role)
 		}
 		size += len(m.Text)
 	}
 	if limit := a.cfg.MaxInputBytes; limit >= 0 && size > limit {
-		return nil, fmt.Errorf("%w: %d bytes of input, at most %d", ErrInputTooLarge, size, limit)
+		return fmt.Errorf("%w: %d bytes of input, at most %d", ErrInputTooLarge, size, limit)
 	}
-	sess.runMu.Lock()
-	defer sess.runMu.Unlock()
+	return nil
+}
 
+// begin stamps the input, calls every provider's Invoking hook and
+// assembles the first model call's prompt and tools. The caller holds
+// sess.runMu.
+func (a *Agent) begin(ctx context.Context, sess *Session, input []Message) turn {
 	input = a.stamp(append([]Message(nil), input...))
 
 	// Invoking: gather every provider's context.
@@ -212,24 +239,28 @@ func (a *Agent) Run(ctx context.Context, sess *Session, input ...Message) (*Resp
 	msgs = append(msgs, ctxMsgs...)
 	msgs = append(msgs, history...)
 	msgs = append(msgs, input...)
+	return turn{sess: sess, input: input, ctxMsgs: ctxMsgs, msgs: msgs, tools: tools, index: toolIndex}
+}
 
-	resp, runErr := a.loop(ctx, msgs, tools, toolIndex)
-
-	ic := &InvokedContext{Agent: a, Session: sess, Request: input, Context: ctxMsgs, Err: runErr}
+// finish calls every provider's Invoked hook with the run's outcome and,
+// when the run succeeded, appends the input and the produced messages to
+// the session. It returns resp, or runErr when set.
+func (a *Agent) finish(ctx context.Context, t *turn, resp *Response, runErr error) (*Response, error) {
+	ic := &InvokedContext{Agent: a, Session: t.sess, Request: t.input, Context: t.ctxMsgs, Err: runErr}
 	if resp != nil {
 		ic.Response = resp.Messages
 	}
 	for _, p := range a.cfg.ContextProviders {
 		if err := a.invoked(ctx, p, ic); err != nil {
 			a.cfg.Logger.WarnContext(ctx, "context provider Invoked failed",
-				"agent", a.cfg.Name, "provider", sourceID(p), "session", sess.id, "err", err)
+				"agent", a.cfg.Name, "provider", sourceID(p), "session", t.sess.id, "err", err)
 		}
 	}
 	if runErr != nil {
 		return nil, runErr
 	}
-	sess.AppendMessages(input...)
-	sess.AppendMessages(resp.Messages...)
+	t.sess.AppendMessages(t.input...)
+	t.sess.AppendMessages(resp.Messages...)
 	return resp, nil
 }
 
@@ -275,17 +306,24 @@ func (a *Agent) mergeTools(ctx context.Context, extra []Tool) ([]Tool, map[strin
 	return tools, index
 }
 
+// modelCall is one call to the model: ChatClient.Complete for Run, a
+// streamed call for RunStream.
+type modelCall func(context.Context, *ChatRequest) (*ChatResponse, error)
+
 // loop calls the model and runs the tools it asks for, until it answers
-// without tool calls or the round limit is reached.
-func (a *Agent) loop(ctx context.Context, msgs []Message, tools []Tool, index map[string]Tool) (*Response, error) {
+// without tool calls or the round limit is reached. emit, when not nil,
+// receives each message of the response as soon as it is complete; when
+// it returns false the loop stops with errStopped.
+func (a *Agent) loop(ctx context.Context, t *turn, call modelCall, emit func(Message) bool) (*Response, error) {
 	resp := &Response{}
+	msgs := t.msgs
 	for round := 0; ; round++ {
 		if err := ctx.Err(); err != nil {
 			return resp, fmt.Errorf("agent: run cancelled: %w", err)
 		}
-		out, err := a.client.Complete(ctx, &ChatRequest{
+		out, err := call(ctx, &ChatRequest{
 			Messages:    msgs,
-			Tools:       tools,
+			Tools:       t.tools,
 			Temperature: a.cfg.Temperature,
 			MaxTokens:   a.cfg.MaxTokens,
 		})
@@ -298,6 +336,9 @@ func (a *Agent) loop(ctx context.Context, msgs []Message, tools []Tool, index ma
 		m.Source = ""
 		m = a.stampOne(m)
 		resp.Messages = append(resp.Messages, m)
+		if emit != nil && !emit(m) {
+			return resp, errStopped
+		}
 		if len(m.ToolCalls) == 0 {
 			return resp, nil
 		}
@@ -306,10 +347,13 @@ func (a *Agent) loop(ctx context.Context, msgs []Message, tools []Tool, index ma
 		}
 		msgs = append(msgs, m)
 		for _, tc := range m.ToolCalls {
-			tm := a.stampOne(ToolResult(tc.ID, a.callTool(ctx, index, tc)))
+			tm := a.stampOne(ToolResult(tc.ID, a.callTool(ctx, t.index, tc)))
 			tm.Name = tc.Name
 			resp.Messages = append(resp.Messages, tm)
 			msgs = append(msgs, tm)
+			if emit != nil && !emit(tm) {
+				return resp, errStopped
+			}
 		}
 	}
 }

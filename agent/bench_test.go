@@ -39,3 +39,37 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunStream is BenchmarkRun through RunStream, consumed to the
+// end: the streaming path's own overhead (nopClient does not stream, so
+// each answer arrives as one delta).
+func BenchmarkRunStream(b *testing.B) {
+	at := time.Unix(1, 0)
+	a := New(nopClient{}, Config{
+		Instructions:     "You are a financial advisor.",
+		ContextProviders: []ContextProvider{benchProvider{}},
+		Now:              func() time.Time { return at },
+		NewID:            func() string { return "id" },
+	})
+	history := make([]Message, 20)
+	for i := range history {
+		history[i] = Message{ID: fmt.Sprint(i), Role: RoleUser, Text: "message", CreatedAt: at}
+	}
+	sess, _ := NewSession("s", "u")
+	input := UserText("What did we decide about my 401k?")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		sess.messages = history[:20:20]
+		var resp *Response
+		for d, err := range a.RunStream(ctx, sess, input) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp = d.Response
+		}
+		if resp == nil {
+			b.Fatal("no response")
+		}
+	}
+}

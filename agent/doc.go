@@ -21,6 +21,15 @@
 //  4. Every provider's Invoked hook is called with the input, the messages
 //     the run produced and the run's error, if any.
 //
+// # Streaming
+//
+// RunStream is the same run, yielded as it happens: text and tool-call
+// fragments, each message once complete, and last the Response. A client
+// that implements ChatStreamer streams token by token; any other answers
+// each model call as one delta. A turn is stored (Invoked hooks, session)
+// only once its answer completed: a consumer that stops reading early, or
+// a ctx cancelled mid-answer, abandons the run and nothing is recorded.
+//
 // # Failures
 //
 // A provider that fails is logged with log/slog and the run continues

@@ -44,6 +44,11 @@
 // take as long as a hosted model's would: time to first token plus time
 // per token for chat, a time per embeddings request.
 //
+// # Streaming
+//
+// A chat request with "stream": true is answered with server-sent events,
+// as the OpenAI API answers it; stream.go describes the chunks.
+//
 // # Missing features
 //
 // A server made with WithoutToolCalling or WithoutJSONMode answers a chat
@@ -347,6 +352,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if reply.raw == nil && wantsStream(req) {
+		s.stream(r.Context(), w, req, reply, seq) // stream.go; it paces itself
+		return
+	}
 	if delay := reply.delay + s.cfg.latency.wait(req, reply); delay > 0 {
 		t := time.NewTimer(delay)
 		select {

@@ -13,7 +13,8 @@
 // Chat uses the Chat Completions API: tools become function tools, JSON mode
 // and structured output map to response_format json_object and
 // json_schema, and usage, finish reason and model come back in the
-// agent.ChatResponse. Retries on 408, 409, 429 and 5xx answers and on
+// agent.ChatResponse. Chat also streams (agent.ChatStreamer, see
+// Chat.CompleteStream). Retries on 408, 409, 429 and 5xx answers and on
 // connection errors are the SDK's own (exponential backoff, honouring
 // Retry-After), Config.MaxRetries times. ctx cancellation stops a request
 // and any retry wait; the error then satisfies errors.Is(err,
