@@ -274,31 +274,27 @@ func (c Config) withDefaults() Config {
 
 	kc := &c.KeeperConfig
 	kc.Mini = cmp.Or(kc.Mini, c.Mini)
-	kc.Embedder = cmp.Or(kc.Embedder, c.Embedder)
-	kc.Prompts = cmp.Or(kc.Prompts, c.Prompts)
-	kc.Logger = cmp.Or(kc.Logger, c.Logger)
-	if kc.Now == nil {
-		kc.Now = c.Now
-	}
+	c.share(&kc.Embedder, &kc.Prompts, &kc.Logger, &kc.Now)
 
 	rc := &c.RetrievalConfig
 	rc.Mini = cmp.Or(rc.Mini, c.Mini)
-	rc.Embedder = cmp.Or(rc.Embedder, c.Embedder)
-	rc.Prompts = cmp.Or(rc.Prompts, c.Prompts)
-	rc.Logger = cmp.Or(rc.Logger, c.Logger)
-	if rc.Now == nil {
-		rc.Now = c.Now
-	}
+	c.share(&rc.Embedder, &rc.Prompts, &rc.Logger, &rc.Now)
 
 	fc := &c.ReflectionConfig
 	fc.Chat = cmp.Or(fc.Chat, c.Chat, c.Mini) // reflection needs the main model's judgement
-	fc.Embedder = cmp.Or(fc.Embedder, c.Embedder)
-	fc.Prompts = cmp.Or(fc.Prompts, c.Prompts)
-	fc.Logger = cmp.Or(fc.Logger, c.Logger)
-	if fc.Now == nil {
-		fc.Now = c.Now
-	}
+	c.share(&fc.Embedder, &fc.Prompts, &fc.Logger, &fc.Now)
 	return c
+}
+
+// share sets each of a sub-configuration's Embedder, Prompts, Logger and
+// Now that is zero to c's.
+func (c Config) share(emb *embed.Embedder, p **prompts.Set, log **slog.Logger, now *func() time.Time) {
+	*emb = cmp.Or(*emb, c.Embedder)
+	*p = cmp.Or(*p, c.Prompts)
+	*log = cmp.Or(*log, c.Logger)
+	if *now == nil {
+		*now = c.Now
+	}
 }
 
 // validate reports the first of c's own fields that is out of range; the
