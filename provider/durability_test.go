@@ -67,9 +67,7 @@ func TestRunRefusesOversizedInputBeforeAnyModelCall(t *testing.T) {
 func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = 4 })
-	sess, err := f.agent.NewUserSession("u1")
-	require.NoError(t, err)
-	require.NoError(t, f.mem.StartSession(ctx, sess))
+	sess := f.startSession(t)
 
 	// Ten pasted documents of 120 KB each: every one kept whole.
 	for i := range 10 {
@@ -78,14 +76,11 @@ func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// A 900 KB message: accepted by Run, kept cut with a marker.
-	_, err = f.agent.Run(ctx, sess, agent.UserText(strings.Repeat("y", 900_000)))
+	_, err := f.agent.Run(ctx, sess, agent.UserText(strings.Repeat("y", 900_000)))
 	require.NoError(t, err)
 	// 5 MB of tool-call arguments: the turn is kept, the arguments cut.
 	calls := 0
-	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
-		if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=") {
-			return f.model.answer(r)
-		}
+	f.scriptMain(func(fakeopenai.Request) fakeopenai.Reply {
 		calls++
 		if calls == 1 {
 			return fakeopenai.ToolCalls(fakeopenai.Call("c1", "retrieve_user_facts", `{"query":"`+strings.Repeat("z", 5<<20)+`"}`))

@@ -80,7 +80,7 @@ func TestSessionsAreReflectedWhenTheyEnd(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, keeper.ItemProfile, man.Items[0].Kind)
 	var block string
-	for _, m := range f.lastMainRequest(t) {
+	for _, m := range f.lastMainRequest(t).Chat.Messages {
 		if strings.HasPrefix(m.Content, "<memory>") {
 			block = m.Content
 		}

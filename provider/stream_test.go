@@ -20,9 +20,7 @@ import (
 func TestRunStreamStoresTheTurnOnceComplete(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	sess, err := f.agent.NewUserSession("u1")
-	require.NoError(t, err)
-	require.NoError(t, f.mem.StartSession(ctx, sess))
+	sess := f.startSession(t)
 
 	for round := 1; round <= 2; round++ {
 		var text strings.Builder
@@ -58,9 +56,7 @@ func TestRunStreamStoresTheTurnOnceComplete(t *testing.T) {
 func TestRunStreamAbandonedStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	sess, err := f.agent.NewUserSession("u1")
-	require.NoError(t, err)
-	require.NoError(t, f.mem.StartSession(ctx, sess))
+	sess := f.startSession(t)
 
 	for d, err := range f.agent.RunStream(ctx, sess, agent.UserText("never mind")) {
 		require.NoError(t, err)
@@ -85,14 +81,9 @@ func TestRunStreamAbandonedStoresNothing(t *testing.T) {
 func TestRunStreamMemoryToolRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	sess, err := f.agent.NewUserSession("u1")
-	require.NoError(t, err)
-	require.NoError(t, f.mem.StartSession(ctx, sess))
+	sess := f.startSession(t)
 	calls := 0
-	f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
-		if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=") {
-			return f.model.answer(r)
-		}
+	f.scriptMain(func(fakeopenai.Request) fakeopenai.Reply {
 		calls++
 		if calls == 1 {
 			return fakeopenai.ToolCalls(fakeopenai.Call("c1", "retrieve_user_facts", `{"query":"401k rollover"}`))
