@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/erasure"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
@@ -36,19 +35,10 @@ func TestForgetBeforeRemovesWhatIsOlderThanTheCutoff(t *testing.T) {
 	ctx := context.Background()
 	clk := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
 	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Now = clk.Now; c.ProfileEvery = 1 })
-	talk := func(user, text string) string {
-		sess, err := s.a.NewUserSession(user)
-		require.NoError(t, err)
-		require.NoError(t, s.mem.Record(ctx, sess, agent.UserText(text)))
-		_, err = s.mem.EndSession(ctx, sess)
-		require.NoError(t, err)
-		require.NoError(t, s.mem.Flush(ctx))
-		return sess.ID()
-	}
-	oldID := talk("u1", "I'm nervous about market volatility; I lost money in 2022.")
-	talk("u2", "I'm nervous about market volatility too.")
+	oldID := talkAndEnd(t, s, "u1", "I'm nervous about market volatility; I lost money in 2022.")
+	talkAndEnd(t, s, "u2", "I'm nervous about market volatility too.")
 	clk.Add(48 * time.Hour)
-	newID := talk("u1", "I want to retire at 60 and I can save $500 a month.")
+	newID := talkAndEnd(t, s, "u1", "I want to retire at 60 and I can save $500 a month.")
 
 	rc, err := s.mem.ForgetBefore(ctx, "u1", clk.Now().Add(-24*time.Hour))
 	require.NoError(t, err)

@@ -93,12 +93,7 @@ func TestForgetInsightWithItsConversation(t *testing.T) {
 		"I'm nervous about market volatility; I lost money in 2022.",
 		"I want to retire at 60 and I'm not sure I'm saving enough.",
 	} {
-		sess, err := s.a.NewUserSession("u1")
-		require.NoError(t, err)
-		require.NoError(t, s.mem.Record(ctx, sess, agent.UserText(said)))
-		_, err = s.mem.EndSession(ctx, sess)
-		require.NoError(t, err)
-		require.NoError(t, s.mem.Flush(ctx))
+		talkAndEnd(t, s, "u1", said)
 	}
 	before := surfaces(t, ctx, s.mem, s.st, a, rec, "u1", "market volatility")
 	for where, text := range before {
@@ -363,12 +358,7 @@ func TestForgetUserLeavesOnlyAKeyedHashInTheLog(t *testing.T) {
 	ctx := context.Background()
 	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.UserID = "" })
 	for _, user := range []string{"dana-7f3e91", "eve-0c44d2"} {
-		sess, err := s.a.NewUserSession(user)
-		require.NoError(t, err)
-		require.NoError(t, s.mem.Record(ctx, sess, agent.UserText("I'm nervous about market volatility.")))
-		_, err = s.mem.EndSession(ctx, sess)
-		require.NoError(t, err)
-		require.NoError(t, s.mem.Flush(ctx))
+		talkAndEnd(t, s, user, "I'm nervous about market volatility.")
 		ins, err := s.st.ListInsights(ctx, user, store.InsightFilter{Type: store.InsightSession})
 		require.NoError(t, err)
 		require.NotEmpty(t, ins)
