@@ -14,9 +14,9 @@ func (benchProvider) Invoking(context.Context, *InvokingContext) (*AIContext, er
 }
 func (benchProvider) Invoked(context.Context, *InvokedContext) error { return nil }
 
-// BenchmarkRun measures the agent's own overhead for one run over a
-// 20-message session with one context provider; the model answers at once.
-func BenchmarkRun(b *testing.B) {
+// benchAgent returns an agent with one context provider, a session and
+// the 20 messages of history each benchmark run starts from.
+func benchAgent() (*Agent, *Session, []Message) {
 	at := time.Unix(1, 0)
 	a := New(nopClient{}, Config{
 		Instructions:     "You are a financial advisor.",
@@ -29,6 +29,13 @@ func BenchmarkRun(b *testing.B) {
 		history[i] = Message{ID: fmt.Sprint(i), Role: RoleUser, Text: "message", CreatedAt: at}
 	}
 	sess, _ := NewSession("s", "u")
+	return a, sess, history
+}
+
+// BenchmarkRun measures the agent's own overhead for one run over a
+// 20-message session with one context provider; the model answers at once.
+func BenchmarkRun(b *testing.B) {
+	a, sess, history := benchAgent()
 	input := UserText("What did we decide about my 401k?")
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -44,18 +51,7 @@ func BenchmarkRun(b *testing.B) {
 // end: the streaming path's own overhead (nopClient does not stream, so
 // each answer arrives as one delta).
 func BenchmarkRunStream(b *testing.B) {
-	at := time.Unix(1, 0)
-	a := New(nopClient{}, Config{
-		Instructions:     "You are a financial advisor.",
-		ContextProviders: []ContextProvider{benchProvider{}},
-		Now:              func() time.Time { return at },
-		NewID:            func() string { return "id" },
-	})
-	history := make([]Message, 20)
-	for i := range history {
-		history[i] = Message{ID: fmt.Sprint(i), Role: RoleUser, Text: "message", CreatedAt: at}
-	}
-	sess, _ := NewSession("s", "u")
+	a, sess, history := benchAgent()
 	input := UserText("What did we decide about my 401k?")
 	ctx := context.Background()
 	b.ReportAllocs()
