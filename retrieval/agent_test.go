@@ -53,6 +53,28 @@ func seed(t *testing.T, st store.Store, emb embed.Embedder) (aliceInteraction st
 	return aliceInteraction
 }
 
+// seededLexical returns a store seeded through a lexical embedder, the
+// embedder, and alice's interaction id.
+func seededLexical(t *testing.T) (st *sqlite.Store, emb embed.Embedder, aliceInteraction string) {
+	t.Helper()
+	emb, err := lexical.New(lexical.Config{Dimensions: dims})
+	require.NoError(t, err)
+	st = openStore(t)
+	return st, emb, seed(t, st, emb)
+}
+
+// openaiClients returns a chat client for chatModel and an embedder, both
+// on srv.
+func openaiClients(t *testing.T, srv *fakeopenai.Server, chatModel string) (agent.ChatClient, embed.Embedder) {
+	t.Helper()
+	cfg := openai.Config{BaseURL: srv.URL(), ChatModel: chatModel, EmbeddingModel: "emb", EmbeddingModelDimensions: dims, MaxRetries: -1}
+	chat, err := openai.NewChat(cfg)
+	require.NoError(t, err)
+	emb, err := openai.NewEmbedder(cfg)
+	require.NoError(t, err)
+	return chat, emb
+}
+
 func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
@@ -97,11 +119,7 @@ func TestMainAgentCallsRetrieveUserFactsThroughTheMiniAgent(t *testing.T) {
 		}
 		return fakeopenai.ToolCalls(fakeopenai.Call("c1", retrieval.ToolName, `{"query":"what did I decide about my 401k rollover"}`))
 	})
-	cfg := openai.Config{BaseURL: srv.URL(), ChatModel: "gpt", EmbeddingModel: "emb", EmbeddingModelDimensions: dims, MaxRetries: -1}
-	chat, err := openai.NewChat(cfg)
-	require.NoError(t, err)
-	emb, err := openai.NewEmbedder(cfg)
-	require.NoError(t, err)
+	chat, emb := openaiClients(t, srv, "gpt")
 	st := openStore(t)
 	want := seed(t, st, emb)
 
@@ -141,10 +159,7 @@ func TestMainAgentCallsRetrieveUserFactsThroughTheMiniAgent(t *testing.T) {
 
 func TestToolArgumentsCannotReachAnotherUser(t *testing.T) {
 	ctx := context.Background()
-	emb, err := lexical.New(lexical.Config{Dimensions: dims})
-	require.NoError(t, err)
-	st := openStore(t)
-	seed(t, st, emb)
+	st, emb, _ := seededLexical(t)
 	r, err := retrieval.New(st, retrieval.Config{Embedder: emb, MinSimilarity: -1})
 	require.NoError(t, err)
 
@@ -185,10 +200,7 @@ func TestRetrieveTimesOutToNoMemory(t *testing.T) {
 
 func TestOfflineMiniAgentCitesTheDocument(t *testing.T) {
 	ctx := context.Background()
-	emb, err := lexical.New(lexical.Config{Dimensions: dims})
-	require.NoError(t, err)
-	st := openStore(t)
-	want := seed(t, st, emb)
+	st, emb, want := seededLexical(t)
 	mini, err := offline.New(offline.Config{})
 	require.NoError(t, err)
 	r, err := retrieval.New(st, retrieval.Config{Embedder: emb, Mini: mini})
@@ -211,10 +223,7 @@ func TestOfflineMiniAgentCitesTheDocument(t *testing.T) {
 
 func TestAutoSkipsGreetingsAndRewritesFollowUps(t *testing.T) {
 	ctx := context.Background()
-	emb, err := lexical.New(lexical.Config{Dimensions: dims})
-	require.NoError(t, err)
-	st := openStore(t)
-	seed(t, st, emb)
+	st, emb, _ := seededLexical(t)
 	r, err := retrieval.New(st, retrieval.Config{Embedder: emb})
 	require.NoError(t, err)
 
@@ -230,10 +239,7 @@ func TestAutoSkipsGreetingsAndRewritesFollowUps(t *testing.T) {
 
 func TestSearchLeavesTheProfileToTheInitBlock(t *testing.T) {
 	ctx := context.Background()
-	emb, err := lexical.New(lexical.Config{Dimensions: dims})
-	require.NoError(t, err)
-	st := openStore(t)
-	seed(t, st, emb)
+	st, emb, _ := seededLexical(t)
 	text := "Profile: the user prefers a Roth IRA rollover."
 	v, err := embed.One(ctx, emb, text)
 	require.NoError(t, err)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
-	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/retrieval"
 )
 
@@ -24,11 +23,7 @@ func TestRetrieveDegradesToTheDirectSearchWhenTheMiniAgentFails(t *testing.T) {
 	srv.HandleChat(func(fakeopenai.Request) fakeopenai.Reply {
 		return fakeopenai.Error(500, "model overloaded").WithHeader("x-should-retry", "false")
 	})
-	cfg := openai.Config{BaseURL: srv.URL(), ChatModel: "mini", EmbeddingModel: "emb", EmbeddingModelDimensions: dims, MaxRetries: -1}
-	mini, err := openai.NewChat(cfg)
-	require.NoError(t, err)
-	emb, err := openai.NewEmbedder(cfg)
-	require.NoError(t, err)
+	mini, emb := openaiClients(t, srv, "mini")
 	st := openStore(t)
 	want := seed(t, st, emb)
 	r, err := retrieval.New(st, retrieval.Config{Embedder: emb, Mini: mini, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
