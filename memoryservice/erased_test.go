@@ -219,12 +219,10 @@ func (f *flakyLog) AppendDeletion(ctx context.Context, rec *store.DeletionRecord
 func TestForgetNotLoggedIsRetryable(t *testing.T) {
 	path := dbPath(t)
 	var lite *flakyLog
-	s := startOn(t, func(t testing.TB, dims int) store.Store {
-		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
-		require.NoError(t, err)
+	s := startWrapped(t, path, Config{}, func(st *sqlite.Store) store.Store {
 		lite = &flakyLog{Store: st}
 		return lite
-	}, Config{})
+	})
 	s.createStore("support", nil)
 	code, out, _ := s.do("POST", "/memory_stores/support/items", map[string]any{"scope": "alice", "kind": "user_profile", "content": "Plays the cello."})
 	require.Equal(t, http.StatusOK, code, "%v", out)

@@ -178,12 +178,10 @@ func (c *listCounter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.l
 func TestDeleteScopeReadsOnlyItsOwnUpdates(t *testing.T) {
 	path := dbPath(t)
 	var counter *listCounter
-	s := startOn(t, func(t testing.TB, dims int) store.Store {
-		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
-		require.NoError(t, err)
+	s := startWrapped(t, path, Config{}, func(st *sqlite.Store) store.Store {
 		counter = &listCounter{Store: st}
 		return counter
-	}, Config{})
+	})
 	s.createStore("support", nil)
 	alice := s.update("support", "alice", 0, "I live in Porto.")
 	queued := s.update("support", "alice", 3600, "I play the cello.")

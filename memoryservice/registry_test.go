@@ -50,12 +50,10 @@ func startLogged(t *testing.T, cfg Config) (*server, *listLog) {
 	t.Helper()
 	path := dbPath(t)
 	l := &listLog{lists: map[string][][]string{}}
-	s := startOn(t, func(t testing.TB, dims int) store.Store {
-		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
-		require.NoError(t, err)
+	s := startWrapped(t, path, cfg, func(st *sqlite.Store) store.Store {
 		l.Store = st
 		return l
-	}, cfg)
+	})
 	return s, l
 }
 

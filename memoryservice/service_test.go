@@ -37,10 +37,16 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // models; cfg's Keys and Now are kept.
 func start(t testing.TB, path string, cfg Config) *server {
 	t.Helper()
+	return startWrapped(t, path, cfg, func(st *sqlite.Store) store.Store { return st })
+}
+
+// startWrapped is start serving what wrap makes of the SQLite store.
+func startWrapped(t testing.TB, path string, cfg Config, wrap func(*sqlite.Store) store.Store) *server {
+	t.Helper()
 	return startOn(t, func(t testing.TB, dims int) store.Store {
 		st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: dims, Logger: quiet()})
 		require.NoError(t, err)
-		return st
+		return wrap(st)
 	}, cfg)
 }
 
