@@ -31,14 +31,10 @@ func (s *server) send(method, path, host, body string, h map[string]string) (int
 	for k, v := range h {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(s.t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	require.NoError(s.t, err)
+	code, raw, header := s.exchange(req)
 	var out map[string]any
 	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out, resp.Header
+	return code, out, header
 }
 
 // scopeNoted reports whether the registry holds memory store name's

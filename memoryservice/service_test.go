@@ -123,16 +123,23 @@ func (s *server) do(method, path string, body any) (int, map[string]any, http.He
 	if s.key != "" {
 		req.Header.Set("Authorization", "Bearer "+s.key)
 	}
+	code, raw, header := s.exchange(req)
+	var out map[string]any
+	if len(raw) > 0 {
+		require.NoError(s.t, json.Unmarshal(raw, &out), "body %s", raw)
+	}
+	return code, out, header
+}
+
+// exchange sends req and returns the answer's status, body and headers.
+func (s *server) exchange(req *http.Request) (int, []byte, http.Header) {
+	s.t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(s.t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(s.t, err)
-	var out map[string]any
-	if len(raw) > 0 {
-		require.NoError(s.t, json.Unmarshal(raw, &out), "body %s", raw)
-	}
-	return resp.StatusCode, out, resp.Header
+	return resp.StatusCode, raw, resp.Header
 }
 
 func (s *server) createStore(name string, options map[string]any) map[string]any {
