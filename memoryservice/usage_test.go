@@ -100,6 +100,18 @@ func expected(srv *fakeopenai.Server, w string) map[string]float64 {
 		"embedding_tokens": float64(emb), "total_tokens": float64(in + out + emb)}
 }
 
+// startSupport serves a SQLite file with the scripted memory model and
+// embeddings on a fake server, and creates the memory store "support".
+func startSupport(t *testing.T) (*fakeopenai.Server, *server) {
+	t.Helper()
+	srv := fakeopenai.New(t)
+	srv.HandleChat(memoryModel)
+	srv.HandleEmbeddings(fakeEmbeddings)
+	s := startFake(t, srv, Config{})
+	s.createStore("support", nil)
+	return srv, s
+}
+
 func usageOfResult(t *testing.T, out map[string]any) map[string]any {
 	t.Helper()
 	require.Equal(t, "completed", out["status"], "%v", out)
@@ -112,11 +124,7 @@ func usageOfResult(t *testing.T, out map[string]any) map[string]any {
 // the tokens of its own calls — the turns' pruning, the summary,
 // reflection and the profile, chat and embeddings.
 func TestUpdateUsageCountsItsOwnModelCalls(t *testing.T) {
-	srv := fakeopenai.New(t)
-	srv.HandleChat(memoryModel)
-	srv.HandleEmbeddings(fakeEmbeddings)
-	s := startFake(t, srv, Config{})
-	s.createStore("support", nil)
+	srv, s := startSupport(t)
 
 	var turns []string
 	for i := range 12 { // enough turns to prune while the update waits
@@ -160,11 +168,7 @@ func TestUpdateUsageCountsItsOwnModelCalls(t *testing.T) {
 
 // A search reports the tokens of its query embedding.
 func TestSearchUsageCountsItsQueryEmbedding(t *testing.T) {
-	srv := fakeopenai.New(t)
-	srv.HandleChat(memoryModel)
-	srv.HandleEmbeddings(fakeEmbeddings)
-	s := startFake(t, srv, Config{})
-	s.createStore("support", nil)
+	srv, s := startSupport(t)
 	s.wait("support", s.update("support", "alice", 0, "I drink espresso every morning."))
 
 	before := len(srv.EmbeddingRequests())
