@@ -188,6 +188,22 @@ func (s *stack) get(t *testing.T, user string, sess session.Session) session.Ses
 	return res.Session
 }
 
+// endedFirstSession has dana say firstSession, ends that session and
+// flushes the provider; it returns the session as ADK's service holds it.
+func (s *stack) endedFirstSession(t *testing.T) session.Session {
+	t.Helper()
+	ctx := context.Background()
+	sess := s.newSession(t, "dana")
+	for _, q := range firstSession {
+		s.say(t, "dana", sess, q)
+	}
+	got := s.get(t, "dana", sess)
+	_, err := s.mem.EndSession(ctx, got)
+	require.NoError(t, err)
+	require.NoError(t, s.mem.Provider().Flush(ctx))
+	return got
+}
+
 func (s *stack) turns(t *testing.T, user, sessionID string) []*store.Turn {
 	t.Helper()
 	turns, err := s.st.ListTurns(context.Background(), user, sessionID, 0)
@@ -376,14 +392,7 @@ func TestAddSessionToMemoryWithoutThePlugin(t *testing.T) {
 func TestSearchMemory(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t, true, nil)
-	sess := s.newSession(t, "dana")
-	for _, q := range firstSession {
-		s.say(t, "dana", sess, q)
-	}
-	got := s.get(t, "dana", sess)
-	_, err := s.mem.EndSession(ctx, got)
-	require.NoError(t, err)
-	require.NoError(t, s.mem.Provider().Flush(ctx))
+	got := s.endedFirstSession(t)
 
 	res, err := s.mem.SearchMemory(ctx, search("dana", "Acme 401k"))
 	require.NoError(t, err)
@@ -396,7 +405,7 @@ func TestSearchMemory(t *testing.T) {
 	for _, e := range res.Memories {
 		assert.NotEmpty(t, e.ID)
 		assert.False(t, e.Timestamp.IsZero(), "dated")
-		assert.Equal(t, sess.ID(), e.CustomMetadata["session_id"])
+		assert.Equal(t, got.ID(), e.CustomMetadata["session_id"])
 		text := partsText(e.Content.Parts)
 		assert.True(t, strings.HasPrefix(text, "<memories>\n"), "fenced as data: %q", text)
 		assert.Contains(t, text, e.ID, "the text cites its document")
@@ -476,13 +485,7 @@ func TestNewRefusesModePerRun(t *testing.T) {
 func TestToolInTheAgent(t *testing.T) {
 	ctx := context.Background()
 	s := newStack(t, true, nil)
-	sess := s.newSession(t, "dana")
-	for _, q := range firstSession {
-		s.say(t, "dana", sess, q)
-	}
-	_, err := s.mem.EndSession(ctx, s.get(t, "dana", sess))
-	require.NoError(t, err)
-	require.NoError(t, s.mem.Provider().Flush(ctx))
+	s.endedFirstSession(t)
 
 	facts, err := s.mem.Tool()
 	require.NoError(t, err)
