@@ -29,7 +29,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -76,11 +75,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if *user == "" {
 		return errors.New("-user is required: the server serves one user's memory")
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := stack.Logger(stderr, *verbose)
 
 	m, err := stack.ModelsFromEnv(lookup, *offline)
 	if err != nil {

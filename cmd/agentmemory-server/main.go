@@ -149,11 +149,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return errors.New("-tls-cert and -tls-key go together")
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := stack.Logger(stderr, *verbose)
 
 	ks, err := keys(lookup)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/agentmemory/agentmemory/agent"
@@ -119,4 +120,14 @@ func DeletionLogKey(lookup func(string) (string, bool)) ([]byte, error) {
 		return nil, fmt.Errorf("AGENTMEMORY_DELETION_LOG_KEY is %d bytes; at least %d are needed (for example, 64 random hex digits)", len(v), MinDeletionLogKeyBytes)
 	}
 	return []byte(v), nil
+}
+
+// Logger returns the text logger a command writes to w (its standard
+// error): at info level, or at debug level when debug is set.
+func Logger(w io.Writer, debug bool) *slog.Logger {
+	level := slog.LevelInfo
+	if debug {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }

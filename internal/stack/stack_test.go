@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,4 +101,15 @@ func TestDeletionLogKey(t *testing.T) {
 	key, err = DeletionLogKey(env(map[string]string{"AGENTMEMORY_DELETION_LOG_KEY": secret}))
 	require.NoError(t, err)
 	assert.Equal(t, []byte(secret), key)
+}
+
+func TestLogger(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		var b strings.Builder
+		log := Logger(&b, debug)
+		log.Debug("detail")
+		log.Info("event", "k", "v")
+		assert.Equal(t, debug, strings.Contains(b.String(), "msg=detail"), "debug lines only at debug level: %q", b.String())
+		assert.Contains(t, b.String(), "level=INFO msg=event k=v")
+	}
 }
