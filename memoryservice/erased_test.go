@@ -2,7 +2,6 @@ package memoryservice
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/http"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
@@ -28,20 +28,6 @@ func startBusy(t *testing.T, path string, cfg Config) (*server, *sqlite.Store) {
 		return st
 	}, cfg)
 	return s, lite
-}
-
-// holdWAL opens a read transaction on the store's file and reads in it, so
-// that SQLite keeps the WAL for it: no checkpoint can truncate the WAL,
-// and no forget can be erased from the files, until release is called.
-func holdWAL(t *testing.T, st *sqlite.Store) (release func()) {
-	t.Helper()
-	var db *sql.DB
-	require.True(t, st.As(&db))
-	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
-	require.NoError(t, err)
-	var n int
-	require.NoError(t, tx.QueryRow(`SELECT count(*) FROM deletion_log`).Scan(&n))
-	return func() { _ = tx.Rollback() }
 }
 
 // requireRetryable checks a 5xx in the API's error shape with Retry-After.
@@ -70,7 +56,7 @@ func TestDeleteScopeNotErasedIsRetryable(t *testing.T) {
 	s.update("support", scope, 3600, "Queued words Vexillumine.") // a queued update's record names the scope too
 	require.True(t, fileHolds(t, path, scope))
 
-	release := holdWAL(t, lite)
+	release := sqlitetest.HoldWAL(t, lite)
 	code, out, h := s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": scope})
 	requireRetryable(t, code, out, h)
 	release()
@@ -112,7 +98,7 @@ func TestDeleteItemNotErasedIsRetryable(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	id := out["memory_id"].(string)
 
-	release := holdWAL(t, lite)
+	release := sqlitetest.HoldWAL(t, lite)
 	code, out, h := s.do("DELETE", "/memory_stores/support/items/"+id, nil)
 	requireRetryable(t, code, out, h)
 	release()
@@ -152,7 +138,7 @@ func TestSweepRetriesAnExpiryNotErased(t *testing.T) {
 	operations(t, s.wait("brief", s.update("brief", "alice", 0, "I keep a Marmorkrebs in a tank.")))
 	clk.Add(2 * time.Hour)
 
-	release := holdWAL(t, lite)
+	release := sqlitetest.HoldWAL(t, lite)
 	err := s.svc.sweep(context.Background())
 	require.Error(t, err, "the sweep reports the expiry not erased")
 	release()

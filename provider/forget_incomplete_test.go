@@ -1,10 +1,7 @@
 package provider_test
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,39 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
-
-// holdSnapshot opens a read transaction on the store's file and reads in
-// it, so that SQLite keeps the WAL for it: no checkpoint can truncate the
-// WAL until release is called.
-func holdSnapshot(t *testing.T, st *sqlite.Store) (release func()) {
-	t.Helper()
-	var db *sql.DB
-	require.True(t, st.As(&db))
-	tx, err := db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
-	require.NoError(t, err)
-	var n int
-	require.NoError(t, tx.QueryRow(`SELECT count(*) FROM deletion_log`).Scan(&n))
-	return func() { _ = tx.Rollback() }
-}
-
-// bytesOf counts marker in the store's files.
-func bytesOf(t *testing.T, path, marker string) int {
-	t.Helper()
-	n := 0
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(path + suffix)
-		if os.IsNotExist(err) {
-			continue
-		}
-		require.NoError(t, err)
-		n += bytes.Count(b, []byte(marker))
-	}
-	return n
-}
 
 // openBusy is the offline stack on a SQLite file whose checkpoints give up
 // quickly when a reader holds the WAL.
@@ -80,7 +49,7 @@ func TestForgetUserWithTheWALHeldIsLoggedButNotErased(t *testing.T) {
 	talkAndEnd(t, s, "dana-7f3e91", "I'm nervous about market volatility.")
 	talkAndEnd(t, s, "eve-0c44d2", "I'm nervous about market volatility too.")
 
-	release := holdSnapshot(t, s.st)
+	release := sqlitetest.HoldWAL(t, s.st)
 	rc, err := s.mem.ForgetUser(ctx, "dana-7f3e91")
 	require.Error(t, err, "the WAL could not be truncated")
 	assert.ErrorIs(t, err, provider.ErrNotErased)
@@ -99,7 +68,7 @@ func TestForgetUserWithTheWALHeldIsLoggedButNotErased(t *testing.T) {
 	require.ErrorIs(t, s.mem.CompleteForget(ctx, rc), provider.ErrNotErased, "still held")
 	release()
 	require.NoError(t, s.mem.CompleteForget(ctx, rc))
-	assert.Zero(t, bytesOf(t, s.path, "dana-7f3e91"), "no byte of the user id is left in the files")
+	assert.Zero(t, sqlitetest.FileHits(t, s.path, "dana-7f3e91"), "no byte of the user id is left in the files")
 	require.NoError(t, s.mem.CompleteForget(ctx, rc), "a repeat is harmless")
 	recs, err = s.st.ListDeletions(ctx, 0, 0)
 	require.NoError(t, err)
@@ -115,7 +84,7 @@ func TestForgetSessionWithTheWALHeldIsLoggedButNotErased(t *testing.T) {
 	s := openBusy(t)
 	id := talkAndEnd(t, s, "dana-7f3e91", "My old 401k from Zyxwvutco holds $40,000.")
 
-	release := holdSnapshot(t, s.st)
+	release := sqlitetest.HoldWAL(t, s.st)
 	rc, err := s.mem.ForgetSession(ctx, "dana-7f3e91", id)
 	assert.ErrorIs(t, err, provider.ErrNotErased)
 	assert.NotErrorIs(t, err, provider.ErrNotLogged)
@@ -123,7 +92,7 @@ func TestForgetSessionWithTheWALHeldIsLoggedButNotErased(t *testing.T) {
 	assert.EqualValues(t, 1, rc.LogSeq)
 	release()
 	require.NoError(t, s.mem.CompleteForget(ctx, rc))
-	assert.Zero(t, bytesOf(t, s.path, "Zyxwvutco"), "the session's words are scrubbed from the files")
+	assert.Zero(t, sqlitetest.FileHits(t, s.path, "Zyxwvutco"), "the session's words are scrubbed from the files")
 	recs, err := s.st.ListDeletions(ctx, 0, 0)
 	require.NoError(t, err)
 	assert.Len(t, recs, 1)

@@ -1,35 +1,18 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 	"github.com/agentmemory/agentmemory/store/storetest"
 )
-
-// fileHits counts the occurrences of marker in the database file and its
-// -wal and -shm companions.
-func fileHits(t *testing.T, path, marker string) int {
-	t.Helper()
-	n := 0
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(path + suffix)
-		if os.IsNotExist(err) {
-			continue
-		}
-		require.NoError(t, err)
-		n += bytes.Count(b, []byte(marker))
-	}
-	return n
-}
 
 // fill stores documents of every kind for user, each carrying marker in
 // its text and its ids.
@@ -63,7 +46,7 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 	before, err := s.SearchInteractions(ctx, "bob-user", q)
 	require.NoError(t, err)
 	require.NotEmpty(t, before)
-	require.NotZero(t, fileHits(t, path, "zqxalicemarker"))
+	require.NotZero(t, sqlitetest.FileHits(t, path, "zqxalicemarker"))
 	// Alice's text index and its statistics are in memory too.
 	mine, err := s.SearchInteractions(ctx, "alice-user", store.SearchRequest{Text: "zqxalicemarker plan"})
 	require.NoError(t, err)
@@ -74,7 +57,7 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, gone, "nothing of alice is found after DeleteUser")
 	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
-		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after DeleteUser", marker)
+		assert.Zero(t, sqlitetest.FileHits(t, path, marker), "%s left in the files after DeleteUser", marker)
 	}
 	after, err := s.SearchInteractions(ctx, "bob-user", q)
 	require.NoError(t, err)
@@ -85,7 +68,7 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 
 	require.NoError(t, s.Close())
 	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
-		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after Close", marker)
+		assert.Zero(t, sqlitetest.FileHits(t, path, marker), "%s left in the files after Close", marker)
 	}
 	checkIntegrity(t, path)
 }
@@ -114,17 +97,17 @@ func TestEraseDeletionNamesLeavesNoBytes(t *testing.T) {
 	require.NoError(t, s.AppendDeletion(ctx, rec(3, "zqxsubjecta", "alice-user", "zqxalicemarker")))
 
 	require.NoError(t, s.DeleteUser(ctx, "alice-user"))
-	require.NotZero(t, fileHits(t, path, "alice-user"), "the log still names the user after DeleteUser")
-	require.NotZero(t, fileHits(t, path, "int-zqxalicemarker-1"))
+	require.NotZero(t, sqlitetest.FileHits(t, path, "alice-user"), "the log still names the user after DeleteUser")
+	require.NotZero(t, sqlitetest.FileHits(t, path, "int-zqxalicemarker-1"))
 
 	n, err := s.EraseDeletionNames(ctx, "zqxsubjecta")
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
-		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after EraseDeletionNames", marker)
+		assert.Zero(t, sqlitetest.FileHits(t, path, marker), "%s left in the files after EraseDeletionNames", marker)
 	}
 	for _, kept := range []string{"zqxsubjecta", "zqxidhash-zqxsubjecta-2", "zqxhash3", "bob-user", "int-zqxbobmarker-0"} {
-		assert.NotZero(t, fileHits(t, path, kept), "%s is kept", kept)
+		assert.NotZero(t, sqlitetest.FileHits(t, path, kept), "%s is kept", kept)
 	}
 	recs, err := s.ListDeletions(ctx, 0, 0)
 	require.NoError(t, err)
@@ -135,7 +118,7 @@ func TestEraseDeletionNamesLeavesNoBytes(t *testing.T) {
 
 	require.NoError(t, s.Close())
 	for _, marker := range []string{"zqxalicemarker", "alice-user"} {
-		assert.Zero(t, fileHits(t, path, marker), "%s left in the files after Close", marker)
+		assert.Zero(t, sqlitetest.FileHits(t, path, marker), "%s left in the files after Close", marker)
 	}
 	checkIntegrity(t, path)
 }

@@ -1,0 +1,55 @@
+package sqlitetest
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+func TestFileHitsCountsTheFileAndItsCompanions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	require.NoError(t, os.WriteFile(path, []byte("xx marker xx marker"), 0o600))
+	assert.Equal(t, 2, FileHits(t, path, "marker"), "no -wal or -shm file counts nothing")
+	require.NoError(t, os.WriteFile(path+"-wal", []byte("marker"), 0o600))
+	require.NoError(t, os.WriteFile(path+"-shm", []byte("marker marker"), 0o600))
+	assert.Equal(t, 5, FileHits(t, path, "marker"))
+	assert.Zero(t, FileHits(t, path, "absent"))
+}
+
+func TestHoldWALKeepsTheLogUntilReleased(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 4, BusyTimeout: 5 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	var db *sql.DB
+	require.True(t, st.As(&db))
+	truncate := func() (busy int) {
+		var logFrames, checkpointed int
+		require.NoError(t, db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &checkpointed))
+		return busy
+	}
+
+	release := HoldWAL(t, st)
+	require.NoError(t, st.PutSession(ctx, "u1", &store.Session{ID: "s1", Status: store.SessionActive}))
+	assert.Equal(t, 1, truncate(), "a held reader blocks the truncating checkpoint")
+	assert.Positive(t, FileHits(t, path, "s1"))
+	wal, err := os.Stat(path + "-wal")
+	require.NoError(t, err)
+	assert.Positive(t, wal.Size(), "the WAL is kept")
+
+	release()
+	assert.Zero(t, truncate(), "released, the checkpoint truncates")
+	wal, err = os.Stat(path + "-wal")
+	require.NoError(t, err)
+	assert.Zero(t, wal.Size())
+}
