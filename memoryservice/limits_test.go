@@ -2,19 +2,18 @@ package memoryservice
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/internal/logtest"
 )
 
 // Each key has its own bucket: a key over its rate gets 429 with
@@ -103,28 +102,10 @@ func TestUnauthenticatedSlowBodyIsAnsweredAtOnce(t *testing.T) {
 	}
 }
 
-// logBuffer is a log sink safe for the server's goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A request's log line is bounded whatever its path.
 func TestRequestLogIsBounded(t *testing.T) {
-	logs := &logBuffer{}
-	s := start(t, dbPath(t), Config{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	logs := &logtest.Logs{}
+	s := start(t, dbPath(t), Config{Logger: logs.Logger(nil)})
 	resp, err := http.Get(s.srv.URL + "/memory_stores/" + strings.Repeat("a", 900<<10) + "?api-version=v1")
 	require.NoError(t, err)
 	resp.Body.Close()

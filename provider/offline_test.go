@@ -1,13 +1,10 @@
 package provider_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/logtest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
@@ -32,24 +30,7 @@ type offlineStack struct {
 	mem  *provider.MemoryProvider
 	a    *agent.Agent
 	chat agent.ChatClient
-	logs *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs *logtest.Logs
 }
 
 func openOffline(t *testing.T, path string, mut func(*provider.Config)) *offlineStack {
@@ -68,8 +49,8 @@ func openOfflineOn(t *testing.T, st *sqlite.Store, path string, mut func(*provid
 	require.NoError(t, err)
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	logs := &lockedBuffer{}
-	cfg := provider.Config{UserID: "u1", Chat: client, Embedder: emb, RetryBackoff: time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	logs := &logtest.Logs{}
+	cfg := provider.Config{UserID: "u1", Chat: client, Embedder: emb, RetryBackoff: time.Millisecond, Logger: logs.Logger(nil)}
 	if mut != nil {
 		mut(&cfg)
 	}
