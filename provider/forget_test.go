@@ -19,6 +19,7 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/erasure"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -397,14 +398,7 @@ func TestForgetUserLeavesOnlyAKeyedHashInTheLog(t *testing.T) {
 	}
 	assert.Equal(t, provider.ReasonForgetUser, recs[2].Reason)
 	for _, marker := range []string{"dana-7f3e91", danaSession} {
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			b, err := os.ReadFile(s.path + suffix)
-			if os.IsNotExist(err) {
-				continue
-			}
-			require.NoError(t, err)
-			assert.Zero(t, bytes.Count(b, []byte(marker)), "%s in the file%s", marker, suffix)
-		}
+		assert.Zero(t, sqlitetest.FileHits(t, s.path, marker), "%s in the files", marker)
 	}
 }
 
