@@ -14,6 +14,18 @@ import (
 	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
+// openAliceAndBob opens a store file holding documents of every kind for
+// alice-user (marked zqxalicemarker) and bob-user (zqxbobmarker), and
+// returns it with its path.
+func openAliceAndBob(t *testing.T) (*sqlite.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	fill(t, s, "alice-user", "zqxalicemarker")
+	fill(t, s, "bob-user", "zqxbobmarker")
+	return s, path
+}
+
 // fill stores documents of every kind for user, each carrying marker in
 // its text and its ids.
 func fill(t *testing.T, s *sqlite.Store, user, marker string) {
@@ -38,10 +50,7 @@ func fill(t *testing.T, s *sqlite.Store, user, marker string) {
 // return what they returned before.
 func TestDeleteUserLeavesNoBytes(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := openAt(t, path, sqlite.Config{})
-	fill(t, s, "alice-user", "zqxalicemarker")
-	fill(t, s, "bob-user", "zqxbobmarker")
+	s, path := openAliceAndBob(t)
 	q := store.SearchRequest{Text: "zqxbobmarker secret plan", Vector: []float32{1, 2, 0, 0}, TopK: 7}
 	before, err := s.SearchInteractions(ctx, "bob-user", q)
 	require.NoError(t, err)
@@ -79,10 +88,7 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 // stay.
 func TestEraseDeletionNamesLeavesNoBytes(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := openAt(t, path, sqlite.Config{})
-	fill(t, s, "alice-user", "zqxalicemarker")
-	fill(t, s, "bob-user", "zqxbobmarker")
+	s, path := openAliceAndBob(t)
 	rec := func(seq int64, subject, user, marker string) *store.DeletionRecord {
 		r := &store.DeletionRecord{Seq: seq, At: t0, Reason: "forget_session", Subject: subject, UserID: user,
 			Hash: fmt.Sprintf("zqxhash%d", seq), Prev: fmt.Sprintf("zqxhash%d", seq-1)}
