@@ -4,6 +4,7 @@
 // and the store — Azure Cosmos DB when AZURE_COSMOS_ENDPOINT is set, else a
 // SQLite file. Nothing falls back silently: a half-configured model or
 // store is an error, and each choice comes with a line describing it.
+// Logger builds the log the commands write to standard error.
 package stack
 
 import (
