@@ -13,7 +13,7 @@
 // with their citations — and checks that the scenario's fact is in it.
 // Without a model to call retrieve_user_facts, memory retrieves for every
 // message itself (provider.RetrievalAuto). With OPENAI_API_KEY,
-// OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT set (see README) that model
+// OPENAI_BASE_URL or AZURE_OPENAI_ENDPOINT set (see docs/library.md) that model
 // writes the replies and calls the tools.
 //
 // # Scenarios

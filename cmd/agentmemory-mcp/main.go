@@ -10,7 +10,7 @@
 // that must exist), or in Azure Cosmos DB when
 // AZURE_COSMOS_ENDPOINT is set; the model and embedder come from the
 // environment as for the demo (OPENAI_API_KEY, OPENAI_BASE_URL or
-// AZURE_OPENAI_ENDPOINT; see README), and without them from the offline
+// AZURE_OPENAI_ENDPOINT; see docs/library.md), and without them from the offline
 // "no LLM" client and the lexical embedder. The tools are those of package
 // mcpserver, bound to -user.
 //

@@ -12,7 +12,7 @@
 // Memory lives in the SQLite file -db (created if missing), or in Azure
 // Cosmos DB when AZURE_COSMOS_ENDPOINT is set. The model endpoint and its
 // credentials come from the environment as for the demo and
-// cmd/agentmemory-mcp (see README); each memory store runs on the chat
+// cmd/agentmemory-mcp (see docs/library.md); each memory store runs on the chat
 // and embedding models (Azure: deployments) its definition names, on that
 // endpoint. Without a model configured every store runs on the offline
 // "no LLM" client and the lexical embedder, which the server says at
