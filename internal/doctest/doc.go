@@ -1,6 +1,7 @@
 // Package doctest checks the repository's documentation: every Go snippet
-// in README.md and docs/*.md compiles against this module, and every
-// relative link in them points to a file that exists.
+// in README.md and docs/*.md compiles against this module, every relative
+// link in them points to a file that exists, and README.md links every
+// page of docs/.
 //
 // It holds no code of its own; its tests are the checks.
 //
@@ -17,5 +18,6 @@
 // # Links
 //
 // A relative link names a file in the repository, without an anchor;
-// links to other sites (http, https, mailto) are not followed.
+// links to other sites (http, https, mailto) are not followed. README.md
+// is the front door: it links every page of docs/.
 package doctest

@@ -169,3 +169,21 @@ func TestRelativeLinksResolve(t *testing.T) {
 		t.Fatal("no relative link found in README.md or docs/: the extraction is broken")
 	}
 }
+
+// TestEveryPageLinkedFromREADME holds README.md to being the front door:
+// every page of docs/ is one click away from it.
+func TestEveryPageLinkedFromREADME(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(string(readme), -1) {
+		linked[filepath.ToSlash(filepath.Clean(m[1]))] = true
+	}
+	for _, f := range docFiles(t)[1:] {
+		if !linked[filepath.ToSlash(f)] {
+			t.Errorf("README.md does not link %s", f)
+		}
+	}
+}
