@@ -3,8 +3,6 @@ package memoryservice
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/prompts"
 )
@@ -50,10 +49,7 @@ func (f *inFlight) peak() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return 
 // README's test command) 60 updates do, still twenty times the pool: 500
 // take minutes under the race detector.
 func TestUpdatesRunInABoundedPool(t *testing.T) {
-	n := 60
-	if long, _ := strconv.ParseBool(os.Getenv("AGENTMEMORY_LONG_TESTS")); long {
-		n = 500
-	}
+	n := longtest.Pick(t, 60, 500)
 	srv := fakeopenai.New(t)
 	f := &inFlight{}
 	srv.HandleChat(f.handle)

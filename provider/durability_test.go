@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/reflection"
@@ -69,8 +70,10 @@ func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = 4 })
 	sess := f.startSession(t)
 
-	// Ten pasted documents of 120 KB each: every one kept whole.
-	for i := range 10 {
+	// Pasted documents of 120 KB each (6, or 10 in the long mode): every
+	// one kept whole.
+	docs := longtest.Pick(t, 6, 10)
+	for i := range docs {
 		doc := fmt.Sprintf("document %d: ", i) + strings.Repeat("quarterly statement line. ", 120_000/26)
 		_, err := f.agent.Run(ctx, sess, agent.UserText(doc))
 		require.NoError(t, err)
@@ -78,12 +81,14 @@ func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	// A 900 KB message: accepted by Run, kept cut with a marker.
 	_, err := f.agent.Run(ctx, sess, agent.UserText(strings.Repeat("y", 900_000)))
 	require.NoError(t, err)
-	// 5 MB of tool-call arguments: the turn is kept, the arguments cut.
+	// Tool-call arguments beyond a store document (1.5 MB, or 5 MB in the
+	// long mode): the turn is kept, the arguments cut.
+	argBytes := longtest.Pick(t, 1_500_000, 5<<20)
 	calls := 0
 	f.scriptMain(func(fakeopenai.Request) fakeopenai.Reply {
 		calls++
 		if calls == 1 {
-			return fakeopenai.ToolCalls(fakeopenai.Call("c1", "retrieve_user_facts", `{"query":"`+strings.Repeat("z", 5<<20)+`"}`))
+			return fakeopenai.ToolCalls(fakeopenai.Call("c1", "retrieve_user_facts", `{"query":"`+strings.Repeat("z", argBytes)+`"}`))
 		}
 		return fakeopenai.Text("done")
 	})
@@ -92,17 +97,17 @@ func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 
 	turns, err := f.st.ListTurns(ctx, "u1", sess.ID(), 0)
 	require.NoError(t, err)
-	require.Len(t, turns, 12, "no turn lost")
-	for i := range 10 {
+	require.Len(t, turns, docs+2, "no turn lost")
+	for i := range docs {
 		assert.Zero(t, turns[i].Messages[0].OriginalBytes, "turn %d kept whole", i+1)
 		assert.Greater(t, len(turns[i].Messages[0].Content), 119_000)
 	}
-	big := turns[10].Messages[0]
+	big := turns[docs].Messages[0]
 	assert.Equal(t, 900_000, big.OriginalBytes)
 	assert.LessOrEqual(t, len(big.Content), keeper.MaxMessageBytes)
 	assert.Contains(t, big.Content, "[…cut: 900000 bytes in all]")
 	var tools []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(turns[11].Metadata["tools"]), &tools))
+	require.NoError(t, json.Unmarshal([]byte(turns[docs+1].Metadata["tools"]), &tools))
 	require.Len(t, tools, 1)
 	args, ok := tools[0]["arguments"].(string)
 	require.True(t, ok, "cut arguments are kept as a JSON string")
@@ -114,7 +119,7 @@ func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	for _, p := range res.Pruned {
 		assert.LessOrEqual(t, len(p.Interaction.Content), keeper.MaxInteractionContentBytes)
 	}
-	assertEachTurnOnce(t, f.st, "u1", sess.ID(), 12)
+	assertEachTurnOnce(t, f.st, "u1", sess.ID(), docs+2)
 }
 
 // assertEachTurnOnce checks that the session's n turns are each in exactly
@@ -139,7 +144,9 @@ func assertEachTurnOnce(t *testing.T, st store.Store, user, session string, n in
 // text) never wedges a session: every turn is pruned, flagged where the
 // model gave nothing, and EndSession ends it.
 func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
-	huge := strings.Repeat("blah ", 600_000) // 3 MB
+	// Beyond a store document (store.MaxDocumentBytes): 1.2 MB, or 3 MB
+	// in the long mode.
+	huge := strings.Repeat("blah ", longtest.Pick(t, 240_000, 600_000))
 	for name, bad := range map[string]func() fakeopenai.Reply{
 		"error": func() fakeopenai.Reply { return fakeopenai.Error(503, "overloaded") },
 		"empty": func() fakeopenai.Reply { return fakeopenai.Text("") },

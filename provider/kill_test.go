@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
@@ -28,9 +29,6 @@ import (
 // killChildEnv turns the test binary into the child of TestKillTrials:
 // "path|session|turns".
 const killChildEnv = "AGENTMEMORY_PROVIDER_KILL_CHILD"
-
-// longTestsEnv, when set, runs the long versions of the soak tests.
-const longTestsEnv = "AGENTMEMORY_LONG_TESTS"
 
 // killChild records turns of one session, flushing the background work
 // every few turns, then ends the session, printing each step it completes:
@@ -104,14 +102,7 @@ func TestMain(m *testing.M) {
 // turn is in exactly one interaction. 30 trials by default; 300 with
 // AGENTMEMORY_LONG_TESTS set.
 func TestKillTrials(t *testing.T) {
-	trials := 30
-	if v := os.Getenv(longTestsEnv); v != "" {
-		long, err := strconv.ParseBool(v)
-		require.NoError(t, err, "%s must be a boolean", longTestsEnv)
-		if long {
-			trials = 300
-		}
-	}
+	trials := longtest.Pick(t, 30, 300)
 	path := filepath.Join(t.TempDir(), "kill.db")
 	rng := rand.New(rand.NewPCG(1, 2))
 	var inTurns, inFlush, inEnd, finished, acked int

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -366,7 +367,7 @@ func TestTwoStoresOnOneFileConcurrently(t *testing.T) {
 	require.NoError(t, stores[0].PutSession(ctx, "u", &store.Session{ID: "s"}))
 	const workers = 4
 	perWorker := 6
-	if sqlite.LongTests(t) {
+	if longtest.Enabled(t) {
 		perWorker = 15
 	}
 	var wg sync.WaitGroup

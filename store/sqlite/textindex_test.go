@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,7 +65,7 @@ func textOf(rng *rand.Rand, n int) string {
 func TestTextIndexMatchesFTS5(t *testing.T) {
 	// n scales the fixture (n steps of writes, then n/5 of updates);
 	// random is the number of random queries.
-	n, random := pick(t, 100, 300), pick(t, 10, 50)
+	n, random := longtest.Pick(t, 100, 300), longtest.Pick(t, 10, 50)
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s, err := Open(ctx, path, Config{Dimensions: 2})
@@ -311,7 +312,7 @@ func TestQueryWordsOfSeveralTokens(t *testing.T) {
 // scratch reused throughout; both ways of ranking must occur.
 func TestRankSkippingIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	n, queries := pick(t, 2000, 6000), pick(t, 100, 200)
+	n, queries := longtest.Pick(t, 2000, 6000), longtest.Pick(t, 100, 200)
 	const vocab = 400
 	zipf := rand.NewZipf(rng, 1.05, 1, vocab-1)
 	word := func(i uint64) string { return fmt.Sprintf("w%03d", i) }
