@@ -46,10 +46,10 @@ func (f *inFlight) peak() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return 
 // 500 updates due at once (queued before a restart, due by the time of
 // the next start) run UpdateWorkers at a time, the others waiting their
 // turn, and every one completes. Without AGENTMEMORY_LONG_TESTS (as in
-// README's test command) 60 updates do, still twenty times the pool: 500
+// README's test command) 24 updates do, still eight times the pool: 500
 // take minutes under the race detector.
 func TestUpdatesRunInABoundedPool(t *testing.T) {
-	n := longtest.Pick(t, 60, 500)
+	n := longtest.Pick(t, 24, 500)
 	srv := fakeopenai.New(t)
 	f := &inFlight{}
 	srv.HandleChat(f.handle)

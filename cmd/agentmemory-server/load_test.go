@@ -23,18 +23,20 @@ const (
 	idleAttackers     = 200
 	slowBodyAttackers = 50
 	searchClients     = 8
-	searchesEach      = 60
+	searchesEach      = 25
 )
 
 // While 200 connections send nothing and 50 send a body partway, 8
-// clients searching see their p95 latency within twice what it is without
-// them; the attackers are cut off by the server's timeouts, and its open
-// files and goroutines return to what they were. Loopback only.
+// clients searching are all answered; the attackers are cut off by the
+// server's timeouts, and its open files and goroutines return to what they
+// were. Loopback only. The searches' p95 with and without the attackers is
+// logged, not asserted: timings are measured, never tested (see
+// docs/performance.md).
 func TestSearchesUnderConnectionAttack(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
 		t.Skip("counts open files in /proc/self/fd")
 	}
-	const timeout = 4 * time.Second
+	const timeout = time.Second
 	base, _, stop := serveOn(t, env(nil), "-rate-limit", "-1",
 		"-read-header-timeout", timeout.String(), "-read-timeout", timeout.String(), "-idle-timeout", timeout.String())
 	defer func() { require.NoError(t, stop()) }()
@@ -87,27 +89,17 @@ func TestSearchesUnderConnectionAttack(t *testing.T) {
 	search(5) // connections open, caches warm
 	fds, goroutines := openFiles(t), runtime.NumGoroutine()
 
-	var held []net.Conn // the last attack's, left to the server's timeouts
-	var p95, attacked time.Duration
-	for attempt := range 3 { // a loaded machine's noise gets two more tries; a real slowdown fails each
-		if attempt > 0 {
-			closeAll(held)
-		}
-		p95 = percentile(search(searchesEach), 95)
-		g0 := runtime.NumGoroutine()
-		held = attack(t, addr)
-		// Measured while the attackers are held, not while they connect:
-		// the server has a goroutine on each.
-		for settle := time.Now().Add(2 * time.Second); runtime.NumGoroutine() < g0+len(held) && time.Now().Before(settle); {
-			time.Sleep(10 * time.Millisecond)
-		}
-		attacked = percentile(search(searchesEach), 95)
-		t.Logf("attempt %d: p95 %v without the attackers, %v with %d idle and %d slow-body connections", attempt+1, p95, attacked, idleAttackers, slowBodyAttackers)
-		if attacked <= 2*p95 {
-			break
-		}
+	p95 := percentile(search(searchesEach), 95)
+	g0 := runtime.NumGoroutine()
+	held := attack(t, addr)
+	// Searched while the attackers are held, not while they connect: the
+	// server has a goroutine on each.
+	for settle := time.Now().Add(timeout / 2); runtime.NumGoroutine() < g0+len(held) && time.Now().Before(settle); {
+		time.Sleep(10 * time.Millisecond)
 	}
-	require.LessOrEqual(t, attacked, 2*p95, "searches slowed by the attack")
+	lat := search(searchesEach)
+	require.Len(t, lat, searchClients*searchesEach, "every search answered while the attackers are held")
+	t.Logf("p95 %v without the attackers, %v with %d idle and %d slow-body connections", p95, percentile(lat, 95), idleAttackers, slowBodyAttackers)
 
 	// The server closes every attacker's connection; each attacker then
 	// closes its own end, as a client seeing EOF would.
@@ -156,12 +148,6 @@ func attack(t *testing.T, addr string) []net.Conn {
 		}
 	}
 	return conns
-}
-
-func closeAll(conns []net.Conn) {
-	for _, c := range conns {
-		c.Close()
-	}
 }
 
 // percentile returns the p-th percentile of ds.

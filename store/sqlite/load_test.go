@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -26,6 +27,10 @@ func loadFixture(t *testing.T, s *Store, n int) {
 	require.NoError(t, s.putInteractions(t.Context(), "u", ds))
 }
 
+// loadSize is the fixture of the set-load tests: enough interactions that
+// a cold load outlasts a 10 ms deadline (800; 3,000 in the long mode).
+func loadSize(t *testing.T) int { return longtest.Pick(t, 800, 3000) }
+
 // TestSetLoadOutlivesAnImpatientSearch checks that a search giving up
 // while the user's set loads (retrieval gives a search 2 s; a cold set of
 // 10,000 interactions takes seconds to load) does not waste the load: the
@@ -35,7 +40,7 @@ func TestSetLoadOutlivesAnImpatientSearch(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	loadFixture(t, s, 3000)
+	loadFixture(t, s, loadSize(t))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
 	_, err = s.SearchInteractions(ctx, "u", store.SearchRequest{Text: "bond rates", TopK: 5})
@@ -61,7 +66,7 @@ func TestSetLoadOutlivesAnImpatientSearch(t *testing.T) {
 func TestCloseStopsASetLoad(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
 	require.NoError(t, err)
-	loadFixture(t, s, 3000)
+	loadFixture(t, s, loadSize(t))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
 	_, _ = s.SearchInteractions(ctx, "u", store.SearchRequest{Text: "bond rates", TopK: 5})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/driver"
 )
@@ -75,7 +76,7 @@ func TestTermsRowsOfAMigratedFile(t *testing.T) {
 	dir := t.TempDir()
 	oldPath, newPath := filepath.Join(dir, "old.db"), filepath.Join(dir, "new.db")
 	rng := rand.New(rand.NewPCG(41, 42))
-	docs := make([]*store.Interaction, 80)
+	docs := make([]*store.Interaction, longtest.Pick(t, 40, 80))
 	for i := range docs {
 		docs[i] = &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s", FirstTurn: i + 1, LastTurn: i + 1,
 			Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: textOf(rng, 5+rng.IntN(30)), Summary: textOf(rng, 3)}

@@ -455,8 +455,9 @@ func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 		require.NotEmpty(t, before[q], q)
 		require.Equal(t, textHits(t, alone, "alice", q), before[q], "%q: alice in a shared file scores as alone", q)
 	}
-	// Bob writes many documents full of alice's query words.
-	for i := range 200 {
+	// Bob writes many documents full of alice's query words (more than
+	// alice's 60: 80, or 200 in the long mode).
+	for i := range longtest.Pick(t, 80, 200) {
 		put(shared, "bob", i, "bond stocks retirement rate the run café 2024 alpha "+textOf(rng, 10))
 	}
 	for _, q := range queries {
