@@ -242,3 +242,30 @@ func TestForgetNotLoggedIsRetryable(t *testing.T) {
 	code, out, _ = s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "bob"})
 	assert.Equal(t, http.StatusNotFound, code, "forgotten already: %v", out)
 }
+
+// A forget not yet complete is kept in the store, not in the process
+// that answered it: after a restart (or on another replica) the retry
+// completes it, 200, and its text is gone from the files.
+func TestIncompleteForgetOutlivesItsProcess(t *testing.T) {
+	path := dbPath(t)
+	s, lite := startBusy(t, path, Config{})
+	s.createStore("support", nil)
+	code, out, _ := s.do("POST", "/memory_stores/support/items", map[string]any{"scope": "alice", "kind": "user_profile", "content": "Plays the Quuxophone daily."})
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	id := out["memory_id"].(string)
+
+	release := sqlitetest.HoldWAL(t, lite)
+	code, out, h := s.do("DELETE", "/memory_stores/support/items/"+id, nil)
+	requireRetryable(t, code, out, h)
+	release()
+	s.stop()
+
+	s2 := start(t, path, Config{})
+	code, out, _ = s2.do("DELETE", "/memory_stores/support/items/"+id, nil)
+	require.Equal(t, http.StatusOK, code, "the restarted server completes the forget it did not answer: %v", out)
+	assert.Equal(t, true, out["deleted"])
+	code, _, _ = s2.do("DELETE", "/memory_stores/support/items/"+id, nil)
+	assert.Equal(t, http.StatusNotFound, code, "once complete, it is gone")
+	s2.stop()
+	assert.False(t, fileHolds(t, path, "Quuxophone"))
+}

@@ -142,8 +142,9 @@ type Service struct {
 	pending   map[string]*scheduled               // queued update by scope user id
 	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs
 	searches  *searchLog                          // for previous_search_id
-	// unfinished are the forgets not yet logged or erased, by receipt,
-	// with their memory store's name (settle).
+	// unfinished are the forgets not yet logged or erased that the
+	// registry could not keep (keepForget), by receipt, with their memory
+	// store's name.
 	unfinished map[*provider.Receipt]string
 	closed     bool
 	ready      bool
