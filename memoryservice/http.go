@@ -68,7 +68,9 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if key == "" {
-			refuse(w, r, unauthorized("missing credentials: send \"Authorization: Bearer <key>\" or \"api-key: <key>\""))
+			if s.admitFailure(w, r) {
+				refuse(w, r, unauthorized("missing credentials: send \"Authorization: Bearer <key>\" or \"api-key: <key>\""))
+			}
 			return
 		}
 		got := sha256.Sum256([]byte(key))
@@ -79,7 +81,9 @@ func (s *Service) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if match < 0 {
-			refuse(w, r, unauthorized("invalid API key"))
+			if s.admitFailure(w, r) {
+				refuse(w, r, unauthorized("invalid API key"))
+			}
 			return
 		}
 		if stores := s.cfg.Keys[match].Stores; len(stores) > 0 {

@@ -3,6 +3,7 @@ package memoryservice
 import (
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -53,17 +54,80 @@ func newLimiter(rate float64, burst, n int, now func() time.Time) *limiter {
 func (l *limiter) take(i int) (ok bool, wait time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := &l.buckets[i]
-	now := l.now()
-	if !b.last.IsZero() {
-		b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
-	}
-	b.last = now
+	return l.buckets[i].take(l.now(), l.rate, l.burst)
+}
+
+// take refills b for the time since its last take, then takes a token,
+// or says how long until one is there.
+func (b *bucket) take(now time.Time, rate, burst float64) (ok bool, wait time.Duration) {
+	b.refill(now, rate, burst)
 	if b.tokens >= 1 {
 		b.tokens--
 		return true, 0
 	}
-	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+	return false, time.Duration((1 - b.tokens) / rate * float64(time.Second))
+}
+
+func (b *bucket) refill(now time.Time, rate, burst float64) {
+	if !b.last.IsZero() {
+		b.tokens = math.Min(burst, b.tokens+now.Sub(b.last).Seconds()*rate)
+	}
+	b.last = now
+}
+
+// maxAddresses bounds the client addresses whose failed authentications
+// are counted (addrLimiter).
+const maxAddresses = 4096
+
+// addrLimiter holds a token bucket per client address for the requests
+// that fail authentication, so that a flood of guessed keys is answered
+// 429, not 401 after 401, while the right key from the same address goes
+// on. At most max addresses have a bucket: when the table is full, the
+// buckets full again (their address idle) give way, and failing that the
+// new addresses share one bucket.
+type addrLimiter struct {
+	rate, burst float64
+	max         int
+	now         func() time.Time
+
+	mu       sync.Mutex
+	buckets  map[string]*bucket
+	overflow bucket
+}
+
+// newAddrLimiter returns a limiter of rate failures a second and bursts
+// of burst per address, or nil for no limit (rate negative).
+func newAddrLimiter(rate float64, burst, max int, now func() time.Time) *addrLimiter {
+	if rate < 0 {
+		return nil
+	}
+	return &addrLimiter{rate: rate, burst: float64(burst), max: max, now: now,
+		buckets: map[string]*bucket{}, overflow: bucket{tokens: float64(burst)}}
+}
+
+// take takes a token of addr's bucket, or says how long until one is
+// there.
+func (l *addrLimiter) take(addr string) (ok bool, wait time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	b := l.buckets[addr]
+	if b == nil {
+		if len(l.buckets) >= l.max {
+			for a, idle := range l.buckets {
+				if idle.refill(now, l.rate, l.burst); idle.tokens >= l.burst {
+					delete(l.buckets, a)
+				}
+			}
+		}
+		if len(l.buckets) < l.max {
+			b = &bucket{tokens: l.burst}
+			l.buckets[addr] = b
+		} else {
+			b = &l.overflow
+		}
+	}
+	return b.take(now, l.rate, l.burst)
 }
 
 // admit takes a token of key i's bucket (i = len(Config.Keys) without
@@ -81,6 +145,29 @@ func (s *Service) admit(w http.ResponseWriter, r *http.Request, i int) bool {
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	refuse(w, r, &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", Type: "rate_limit_error",
 		Message: fmt.Sprintf("more than %g requests a second (bursts of %g) with this API key; retry after %d s", s.limit.rate, s.limit.burst, secs)})
+	return false
+}
+
+// admitFailure counts a request that failed authentication against its
+// client address and reports whether to answer it 401; if not, it has
+// answered 429 with Retry-After. The address is the connection's peer,
+// never a forwarded header a client could vary.
+func (s *Service) admitFailure(w http.ResponseWriter, r *http.Request) bool {
+	if s.failures == nil {
+		return true
+	}
+	addr, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		addr = r.RemoteAddr
+	}
+	ok, wait := s.failures.take(addr)
+	if ok {
+		return true
+	}
+	secs := int64(math.Ceil(wait.Seconds()))
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	refuse(w, r, &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", Type: "rate_limit_error",
+		Message: fmt.Sprintf("more than %g failed authentications a second (bursts of %g) from this address; retry after %d s", s.failures.rate, s.failures.burst, secs)})
 	return false
 }
 

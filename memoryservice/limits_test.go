@@ -143,3 +143,51 @@ func TestScopeMustBeUTF8(t *testing.T) {
 		map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
 	assert.Equal(t, http.StatusBadRequest, code)
 }
+
+// Requests that fail authentication are limited by the client's address:
+// a flood of wrong keys gets 429 with Retry-After once the address's
+// bucket is empty, while the right key, from the same address, goes on.
+func TestFailedAuthenticationIsRateLimitedPerAddress(t *testing.T) {
+	good := "rate-limit-good-key"
+	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: good}}, RateLimit: 0.1, RateBurst: 3})
+	get := func(key string) (int, map[string]any, http.Header) {
+		return s.send("GET", "/memory_stores?api-version=v1", "", "", map[string]string{"api-key": key})
+	}
+	for i := range 3 {
+		code, out, _ := get("a-wrong-key-guessed-" + string(rune('a'+i)))
+		require.Equal(t, http.StatusUnauthorized, code, "%v", out)
+	}
+	code, out, h := get("a-wrong-key-guessed-z")
+	require.Equal(t, http.StatusTooManyRequests, code, "%v", out)
+	assert.Equal(t, "too_many_requests", out["error"].(map[string]any)["code"])
+	assert.NotEmpty(t, h.Get("Retry-After"))
+	code, out, _ = s.send("GET", "/memory_stores?api-version=v1", "", "", nil)
+	assert.Equal(t, http.StatusTooManyRequests, code, "missing credentials count as failures too: %v", out)
+	code, out, _ = get(good)
+	assert.Equal(t, http.StatusOK, code, "the right key is not limited by the failures: %v", out)
+}
+
+// The addresses' buckets are bounded: past maxAddresses, the buckets of
+// addresses idle long enough to be full again give way, and failing that
+// new addresses share one bucket.
+func TestAddressBucketsAreBounded(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := newAddrLimiter(1, 2, 3, func() time.Time { return now })
+	for _, a := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
+		ok, _ := l.take(a)
+		require.True(t, ok)
+	}
+	require.Len(t, l.buckets, 3)
+	for range 2 { // a fourth address shares the overflow bucket
+		ok, _ := l.take("10.0.0.4")
+		require.True(t, ok)
+	}
+	ok, _ := l.take("10.0.0.5")
+	assert.False(t, ok, "new addresses share one bucket while the table is full")
+	assert.Len(t, l.buckets, 3)
+	now = now.Add(10 * time.Second) // every bucket full again
+	ok, _ = l.take("10.0.0.6")
+	assert.True(t, ok)
+	assert.LessOrEqual(t, len(l.buckets), 3)
+	assert.Contains(t, l.buckets, "10.0.0.6", "idle buckets gave way")
+}

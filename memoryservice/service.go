@@ -103,8 +103,10 @@ type Config struct {
 	// RateLimit is how many requests a second each API key may make (a
 	// service without keys has one limit for all its requests), in
 	// bursts of RateBurst; a request over it is answered 429 with
-	// Retry-After. Zero means DefaultRateLimit; negative means no limit.
-	// A RateBurst of zero means DefaultRateBurst (or RateLimit, if more).
+	// Retry-After. Requests that fail authentication have the same limit
+	// per client address. Zero means DefaultRateLimit; negative means no
+	// limit. A RateBurst of zero means DefaultRateBurst (or RateLimit, if
+	// more).
 	RateLimit float64
 	RateBurst int
 	// UpdateWorkers is how many updates run at once; the others due
@@ -154,7 +156,8 @@ type Service struct {
 	wg         sync.WaitGroup
 	runCtx     context.Context
 	cancelRun  context.CancelFunc
-	limit      *limiter // nil: no rate limit
+	limit      *limiter     // nil: no rate limit
+	failures   *addrLimiter // failed authentications by address; nil: no limit
 	// runQueue holds the due updates waiting for one of the
 	// Config.UpdateWorkers workers; workers is how many are running.
 	runQueue []runJob
@@ -177,6 +180,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
 		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
+	s.failures = newAddrLimiter(cfg.RateLimit, cfg.RateBurst, maxAddresses, time.Now)
 	s.routes()
 	if err := s.migrate(ctx); err != nil {
 		cancel()
