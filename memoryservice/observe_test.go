@@ -14,6 +14,8 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/metrics"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
 // observed is what Config.ObserveRequest was told.
@@ -120,4 +122,32 @@ func scrapeText(t *testing.T, reg *prometheus.Registry) string {
 	metrics.Handler(reg, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	require.Equal(t, http.StatusOK, w.Code)
 	return w.Body.String()
+}
+
+// A store that fails shows in the store's error series, scraped over
+// HTTP from /metrics: a SQLite store closed under the service fails
+// every call with store.ErrClosed.
+func TestStoreErrorsShowInMetrics(t *testing.T) {
+	const key = "store-errors-key-0123456789"
+	reg := prometheus.NewRegistry()
+	rec, err := metrics.New(reg)
+	require.NoError(t, err)
+	var under *sqlite.Store
+	s := startWrapped(t, dbPath(t), Config{Keys: []APIKey{{Key: key}}, ObserveRequest: rec.Request, Metrics: metrics.Handler(reg, nil)},
+		func(st *sqlite.Store) store.Store { under = st; return rec.Store(st) })
+	s.createStore("support", nil)
+	require.NoError(t, under.Close())
+	for range 2 {
+		code, _, _ := s.do("GET", "/memory_stores/support", nil)
+		require.Equal(t, http.StatusInternalServerError, code)
+	}
+
+	req, err := http.NewRequest("GET", s.srv.URL+"/metrics", nil)
+	require.NoError(t, err)
+	req.Header.Set("api-key", key)
+	code, body, _ := s.exchange(req)
+	require.Equal(t, http.StatusOK, code)
+	text := string(body)
+	assert.Regexp(t, `agentmemory_store_call_errors_total\{error="closed",operation="[a-z_]+"\} [1-9]`, text)
+	assert.Contains(t, text, `agentmemory_http_request_duration_seconds_count{operation="get_memory_store",status="500"} 2`)
 }
