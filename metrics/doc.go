@@ -51,6 +51,6 @@
 // # Series
 //
 // The series, their types, labels and meaning are listed in docs/server.md
-// (section Metrics) and as the Name constants of this package's
-// instruments; every duration is in seconds.
+// (section Metrics); every duration is in seconds, and every series is
+// prefixed agentmemory_.
 package metrics
