@@ -31,11 +31,12 @@
 // classic histograms with cumulative buckets that PromQL's
 // histogram_quantile reads, and its collectors export the go_* and
 // process_* series (memory, goroutines, GC, CPU, open files) every Go
-// service is expected to have. Its dependencies are the Prometheus data
-// model and text parser and procfs. OpenTelemetry's SDK with a Prometheus
-// exporter would serve the same text through a larger graph of modules,
-// and writing the format by hand would leave out the negotiation and the
-// runtime collectors.
+// service is expected to have. It brings the Prometheus data model and
+// exposition packages (client_model, common), procfs, protobuf and three
+// small helpers (xxhash, perks, goautoneg). OpenTelemetry's SDK with a
+// Prometheus exporter would serve the same text through a larger graph
+// of modules, and writing the format by hand would leave out the
+// negotiation and the runtime collectors.
 //
 // # Replicas
 //
@@ -51,6 +52,6 @@
 // # Series
 //
 // The series, their types, labels and meaning are listed in docs/server.md
-// (section Metrics); every duration is in seconds, and every series is
-// prefixed agentmemory_.
+// (section Metrics); every duration is in seconds, and every series of a
+// Recorder is prefixed agentmemory_.
 package metrics
