@@ -46,8 +46,9 @@
 // own when each replica is scraped as a target of its own — never through
 // the load balancer, which would mix them. A label of the process's own
 // would repeat instance, and a new one at each restart would make new
-// series. The queue's figures are the shared queue's, the same seen from
-// every replica: aggregate them with max, not sum.
+// series. The queue's depth and oldest due age are the shared queue's,
+// the same seen from every replica: aggregate them with max, not sum; its
+// claims, takeovers and expired leases are each replica's own.
 //
 // # Series
 //

@@ -9,16 +9,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// QueueStats are the update queue's figures, read at each scrape.
+// QueueStats are the update queue's figures, read at each scrape: the
+// queue's, which every replica on the store shares, and this replica's
+// part in it (memoryservice.Service.QueueStats has the same fields, so
+// metrics.QueueStats(qs) converts one).
 type QueueStats struct {
-	// Depth is how many accepted updates wait to run, due or not.
+	// Depth is how many updates are not finished: queued (due or not)
+	// or running, on any replica.
 	Depth int
-	// OldestDue is the due time of the oldest update that is due and not
-	// yet running; zero when none is.
+	// OldestDue is the due time of the update that has waited longest
+	// for a replica to claim it; zero when none is waiting.
 	OldestDue time.Time
-	// Claims, Takeovers and ExpiredLeases count, since the start, the
-	// updates claimed to run, the claims taken over from a holder whose
-	// lease expired, and the leases found expired.
+	// Claims counts the updates this replica claimed since it started,
+	// Takeovers those of them whose earlier claim had expired, and
+	// ExpiredLeases this replica's claims found lost while it still ran
+	// the update.
 	Claims, Takeovers, ExpiredLeases int64
 }
 
@@ -47,15 +52,15 @@ func (r *Recorder) WatchQueue(stats func(context.Context) (QueueStats, error)) e
 
 var (
 	queueDepthDesc = prometheus.NewDesc(namespace+"_update_queue_depth",
-		"Accepted updates waiting to run, due or not (the shared queue's: the same on every replica).", nil, nil)
+		"Updates not finished, queued (due or not) or running, on any replica: the shared queue's, the same from every replica.", nil, nil)
 	queueAgeDesc = prometheus.NewDesc(namespace+"_update_queue_oldest_due_age_seconds",
-		"How long the oldest due update has waited past its due time; 0 when none is due.", nil, nil)
+		"How long the update waiting longest for a replica to claim it has waited past its due time; 0 when none is waiting.", nil, nil)
 	claimsDesc = prometheus.NewDesc(namespace+"_update_claims_total",
-		"Updates claimed to run.", nil, nil)
+		"Updates this replica claimed to run since it started.", nil, nil)
 	takeoversDesc = prometheus.NewDesc(namespace+"_update_takeovers_total",
-		"Claims taken over from a holder whose lease had expired.", nil, nil)
+		"Updates this replica claimed whose earlier claim, another holder's, had expired.", nil, nil)
 	expiredDesc = prometheus.NewDesc(namespace+"_update_expired_leases_total",
-		"Update leases found expired.", nil, nil)
+		"Claims of this replica found lost (not renewed in time and taken over) while it still ran the update.", nil, nil)
 )
 
 // queueCollector reads the queue's figures once per scrape and reports
