@@ -71,8 +71,8 @@ type errorBody struct {
 // fail answers err in the API's error shape: an *apiError as it is, a
 // store's ErrInvalid as a 400 naming the body, anything else as a 500
 // whose message names no internals, logged with what the request was
-// doing.
-func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
+// doing. It returns the status answered.
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err error) int {
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
@@ -83,6 +83,7 @@ func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err 
 		ae = internal("internal error; see the server log")
 	}
 	writeError(w, ae)
+	return ae.Status
 }
 
 // writeError answers ae in the API's error shape.

@@ -5,20 +5,30 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
+	"time"
 )
 
 // handle adapts an operation of the API to an http.HandlerFunc: what op
 // returns is answered as JSON with status (with any header op set), and
 // its error by fail, logged as what. op reads the request and its body
-// (decode) and writes nothing else.
+// (decode) and writes nothing else. Config.ObserveRequest is told of each
+// request, as what in snake_case.
 func handle[T any](s *Service, what string, status int, op func(http.ResponseWriter, *http.Request) (T, error)) http.HandlerFunc {
+	name := strings.ReplaceAll(what, " ", "_")
+	observe := s.cfg.ObserveRequest
 	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		v, err := op(w, r)
+		code := status
 		if err != nil {
-			s.fail(w, r, what, err)
-			return
+			code = s.fail(w, r, what, err)
+		} else {
+			writeJSON(w, status, v)
 		}
-		writeJSON(w, status, v)
+		if observe != nil {
+			observe(name, code, time.Since(start))
+		}
 	}
 }
 

@@ -29,10 +29,20 @@ type Models interface {
 var ErrUnknownModel = errors.New("memoryservice: unknown model")
 
 // storeModels returns the clients of the models def names (Config.Models),
-// or Config's own. A model the endpoint does not know, or an embedding
-// model whose vectors the store cannot hold, is an *apiError naming the
-// definition's field.
+// or Config's own, wrapped by Config.WrapModels. A model the endpoint
+// does not know, or an embedding model whose vectors the store cannot
+// hold, is an *apiError naming the definition's field.
 func (s *Service) storeModels(ctx context.Context, def *memoryStore) (chat, mini agent.ChatClient, emb embed.Embedder, err error) {
+	chat, mini, emb, err = s.namedModels(ctx, def)
+	if err != nil || s.cfg.WrapModels == nil {
+		return chat, mini, emb, err
+	}
+	chat, mini, emb = s.cfg.WrapModels(chat, mini, emb)
+	return chat, mini, emb, nil
+}
+
+// namedModels is storeModels before Config.WrapModels.
+func (s *Service) namedModels(ctx context.Context, def *memoryStore) (chat, mini agent.ChatClient, emb embed.Embedder, err error) {
 	if s.cfg.Models == nil {
 		return s.cfg.Chat, s.cfg.Mini, s.cfg.Embedder, nil
 	}

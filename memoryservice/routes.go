@@ -15,7 +15,7 @@ type route struct {
 }
 
 // routes builds the service's handler: health and readiness open to all,
-// every other path behind authenticate.
+// every other path (Config.Metrics' /metrics too) behind authenticate.
 func (s *Service) routes() {
 	const ok, accepted = http.StatusOK, http.StatusAccepted
 	public := []route{
@@ -41,6 +41,9 @@ func (s *Service) routes() {
 		{"/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, "route", notFound("", "no such operation: %s %s", r.Method, r.URL.Path))
 		})},
+	}
+	if s.cfg.Metrics != nil {
+		api = append(api, route{"GET /metrics", s.cfg.Metrics})
 	}
 	m := s.muxOf(public)
 	m.Handle("/", s.guard(s.authenticate(s.muxOf(api))))

@@ -113,6 +113,24 @@ type Config struct {
 	// wait their turn, in the order they became due. Zero means
 	// DefaultUpdateWorkers.
 	UpdateWorkers int
+
+	// ObserveRequest, when set, is told of every request an operation of
+	// the API answered: the operation's name in snake_case
+	// ("update_memories", "search_memories", "get_update", …), the
+	// status answered and how long the answer took. Requests refused
+	// before reaching an operation (no key, rate limit, browser
+	// protections, no such path) and /mcp are not told. Package metrics'
+	// Recorder.Request counts them.
+	ObserveRequest func(op string, status int, d time.Duration)
+	// WrapModels, when set, wraps the clients a memory store runs on
+	// (Models' or Chat, Mini and Embedder; a nil one is passed as nil)
+	// before the service uses them, such as package metrics'
+	// Recorder.Models, which counts their calls and tokens.
+	WrapModels func(chat, mini agent.ChatClient, emb embed.Embedder) (agent.ChatClient, agent.ChatClient, embed.Embedder)
+	// Metrics, when set, is served at GET /metrics behind the keys (and,
+	// without keys, to loopback only) like the API, such as package
+	// metrics' Handler.
+	Metrics http.Handler
 }
 
 // MinKeyLen is the length an API key needs at least, in bytes.

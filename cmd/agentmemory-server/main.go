@@ -6,6 +6,7 @@
 //	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h] [-allowed-origins https://app.example,...]
 //	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512] [-update-workers 4]
 //	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
+//	    [-metrics-addr 10.0.0.5:9090]
 //
 // # Memory and models
 //
@@ -39,6 +40,14 @@
 // Retry-After), and connections their cap and timeouts. /healthz
 // and /readyz need no key.
 //
+// # Metrics
+//
+// /metrics serves the server's Prometheus series (package metrics) behind
+// the same keys as the API, or, with -metrics-addr, on that address of
+// their own instead, without authentication: for a private network that
+// only the operator's Prometheus reaches. Each replica is scraped as a
+// target of its own.
+//
 // # TLS and shutdown
 //
 // The official Azure SDKs send a Bearer token
@@ -66,6 +75,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/memoryservice"
+	"github.com/agentmemory/agentmemory/metrics"
 )
 
 func main() {
@@ -130,6 +140,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	rate := fs.Float64("rate-limit", memoryservice.DefaultRateLimit, "requests a second per API key (without keys: for all requests); negative for no limit")
 	burst := fs.Int("rate-burst", memoryservice.DefaultRateBurst, "requests per API key in a burst above -rate-limit")
 	workers := fs.Int("update-workers", memoryservice.DefaultUpdateWorkers, "how many memory updates run at once; the others due wait their turn")
+	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address of its own, without authentication (for a private network), instead of behind the API keys on -addr")
 	limits := connFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -182,14 +193,25 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			storeDims = dims
 		}
 	}
+	reg := metrics.NewRegistry()
+	rec, err := metrics.New(reg)
+	if err != nil {
+		return err
+	}
 	st, desc, err := stack.OpenStore(ctx, lookup, *db, dims, logger)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
+	scrape := metrics.Handler(reg, logger)
+	cfg := memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
 		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey,
-		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst, UpdateWorkers: *workers})
+		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst, UpdateWorkers: *workers,
+		ObserveRequest: rec.Request, WrapModels: rec.Models}
+	if *metricsAddr == "" {
+		cfg.Metrics = scrape
+	}
+	svc, err := memoryservice.New(ctx, rec.Store(st), cfg)
 	if err != nil {
 		return err
 	}
@@ -197,6 +219,24 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		_ = svc.Close(context.Background())
 		return err
+	}
+	var metricsSrv *http.Server
+	if *metricsAddr != "" {
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			_ = tcp.Close()
+			_ = svc.Close(context.Background())
+			return fmt.Errorf("-metrics-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", scrape)
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: limits.readHeader, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("agentmemory-server: serving /metrics", "err", err)
+			}
+		}()
+		logger.Info("agentmemory-server: serving /metrics without authentication, for a private network", "metrics_addr", mln.Addr().String())
 	}
 	ln := newLimitListener(tcp, limits.maxConns)
 	if m.Offline {
@@ -221,6 +261,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	select {
 	case err := <-served:
+		if metricsSrv != nil {
+			_ = metricsSrv.Close()
+		}
 		_ = svc.Close(context.Background())
 		return err
 	case <-ctx.Done():
@@ -229,6 +272,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
 	defer cancel()
 	err = srv.Shutdown(dctx)
+	if metricsSrv != nil { // scraped until the API is drained
+		if merr := metricsSrv.Shutdown(dctx); merr != nil && err == nil {
+			err = merr
+		}
+	}
 	if cerr := svc.Close(dctx); cerr != nil && err == nil {
 		err = cerr
 	}

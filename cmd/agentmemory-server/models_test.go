@@ -17,38 +17,44 @@ import (
 // "wide-emb" makes 16-dimensional vectors, other embedding models 8.
 func endpoint(t *testing.T) *fakeopenai.Server {
 	srv := fakeopenai.New(t)
-	srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
-		if strings.HasPrefix(r.Chat.Model, "missing") {
-			return fakeopenai.Error(http.StatusNotFound, "The model does not exist")
-		}
-		sys := r.SystemText()
-		switch {
-		case strings.HasPrefix(sys, prompts.MarkerPrefix+"interaction_metadata"):
-			return fakeopenai.JSON(map[string]any{"summary": "A drink.", "mentioned_topics": []string{"drinks"}, "entities": []string{}})
-		case strings.HasPrefix(sys, prompts.MarkerPrefix+"session_summary"):
-			return fakeopenai.JSON(map[string]any{"summary": "The user named a drink.", "key_topics": []string{"drinks"}})
-		case strings.HasPrefix(sys, prompts.MarkerPrefix+"session_reflection"):
-			return fakeopenai.JSON(map[string]any{"reflection_flag": "no_insight", "insights": []any{}})
-		case strings.HasPrefix(sys, prompts.MarkerPrefix+"reconcile"):
-			return fakeopenai.JSON(map[string]any{"duplicates": []any{}, "contradictions": []any{}})
-		}
-		return fakeopenai.Text("OK")
-	})
-	srv.HandleEmbeddings(func(r fakeopenai.Request) fakeopenai.Reply {
-		if strings.HasPrefix(r.Embeddings.Model, "missing") {
-			return fakeopenai.Error(http.StatusNotFound, "The model does not exist")
-		}
-		n := 8
-		if r.Embeddings.Model == "wide-emb" {
-			n = 16
-		}
-		vs := make([][]float32, len(r.Embeddings.Input))
-		for i, in := range r.Embeddings.Input {
-			vs[i] = fakeopenai.Vector(in, n)
-		}
-		return fakeopenai.Embeddings(vs...)
-	})
+	srv.HandleChat(chatReply)
+	srv.HandleEmbeddings(embeddingsReply)
 	return srv
+}
+
+// chatReply is endpoint's answer to a chat request.
+func chatReply(r fakeopenai.Request) fakeopenai.Reply {
+	if strings.HasPrefix(r.Chat.Model, "missing") {
+		return fakeopenai.Error(http.StatusNotFound, "The model does not exist")
+	}
+	sys := r.SystemText()
+	switch {
+	case strings.HasPrefix(sys, prompts.MarkerPrefix+"interaction_metadata"):
+		return fakeopenai.JSON(map[string]any{"summary": "A drink.", "mentioned_topics": []string{"drinks"}, "entities": []string{}})
+	case strings.HasPrefix(sys, prompts.MarkerPrefix+"session_summary"):
+		return fakeopenai.JSON(map[string]any{"summary": "The user named a drink.", "key_topics": []string{"drinks"}})
+	case strings.HasPrefix(sys, prompts.MarkerPrefix+"session_reflection"):
+		return fakeopenai.JSON(map[string]any{"reflection_flag": "no_insight", "insights": []any{}})
+	case strings.HasPrefix(sys, prompts.MarkerPrefix+"reconcile"):
+		return fakeopenai.JSON(map[string]any{"duplicates": []any{}, "contradictions": []any{}})
+	}
+	return fakeopenai.Text("OK")
+}
+
+// embeddingsReply is endpoint's answer to an embeddings request.
+func embeddingsReply(r fakeopenai.Request) fakeopenai.Reply {
+	if strings.HasPrefix(r.Embeddings.Model, "missing") {
+		return fakeopenai.Error(http.StatusNotFound, "The model does not exist")
+	}
+	n := 8
+	if r.Embeddings.Model == "wide-emb" {
+		n = 16
+	}
+	vs := make([][]float32, len(r.Embeddings.Input))
+	for i, in := range r.Embeddings.Input {
+		vs[i] = fakeopenai.Vector(in, n)
+	}
+	return fakeopenai.Embeddings(vs...)
 }
 
 // serve runs the command with vars until the test ends and returns its
