@@ -49,7 +49,7 @@
 // put it (in a code fence, after prose, after a <think> block), trailing
 // commas and comments repaired. ParseInteractionMetadata,
 // ParseSessionSummary and ParseCumulativeSummary take the first usable
-// JSON object (or text) wherever the model put it, ignore fields of the wrong type, trim,
+// JSON object (or text), ignore fields of the wrong type, trim,
 // deduplicate and cap lists, and fail with an error wrapping ErrUnusable
 // when nothing usable is left. ParseJudgement reads the answer_judge
 // prompt's verdict (CORRECT or WRONG) from a JSON object or, failing that,
