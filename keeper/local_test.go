@@ -95,5 +95,5 @@ func TestPruneAndEndOnAServerWithoutJSONMode(t *testing.T) {
 	}
 	assert.Equal(t, 1, withFormat)
 	assert.Equal(t, 4, jsonPrompts, "metadata twice (refused, retried) and once for the last turn, the session summary once")
-	assert.Contains(t, mini.Refused(), "response_format")
+	assert.Contains(t, mini.Refused(), "response_format:json_object")
 }

@@ -151,7 +151,7 @@ func (c *checker) jsonMode(ctx context.Context, m agent.ChatClient) Item {
 		Year float64 `json:"year"`
 	}
 	text := strings.TrimSpace(resp.Message.Text)
-	if reason := formatRefusal(m); reason != "" {
+	if reason := formatRefusal(m, "json_object"); reason != "" {
 		return withoutFormat(name, reason, text, "city", "year")
 	}
 	if err := json.Unmarshal([]byte(text), &got); err != nil {
@@ -182,7 +182,7 @@ func (c *checker) structured(ctx context.Context, m agent.ChatClient) Item {
 		return Item{Name: name, Status: Fail, Detail: "a json_schema request failed: " + errText(err)}
 	}
 	text := strings.TrimSpace(resp.Message.Text)
-	if reason := formatRefusal(m); reason != "" {
+	if reason := formatRefusal(m, "json_schema"); reason != "" {
 		return withoutFormat(name, reason, text, "code", "count")
 	}
 	var obj map[string]json.RawMessage
@@ -205,11 +205,12 @@ type refuser interface {
 	Refused() map[string]string
 }
 
-// formatRefusal returns the server's refusal of response_format when m
-// reports one: m then answered the check's JSON request without it.
-func formatRefusal(m agent.ChatClient) string {
+// formatRefusal returns the server's refusal of response_format of the
+// type typ (json_object, json_schema) when m reports one: m then answered
+// the check's request of that type without it.
+func formatRefusal(m agent.ChatClient, typ string) string {
 	if r, ok := m.(refuser); ok {
-		return r.Refused()["response_format"]
+		return r.Refused()["response_format:"+typ]
 	}
 	return ""
 }

@@ -405,5 +405,5 @@ func TestServerWithoutJSONModeWhoseModelAnswersJSONWarns(t *testing.T) {
 			refused++
 		}
 	}
-	assert.Equal(t, 1, refused, "response_format is sent once; then the client leaves it out")
+	assert.Equal(t, 2, refused, "each response_format type (json_object, json_schema) is sent once; then the client leaves it out")
 }

@@ -64,7 +64,8 @@
 //
 //   - response_format and stream_options: the request is sent once more
 //     without the field; when that succeeds the refusal is remembered and
-//     later requests leave the field out. A JSON schema left out is given
+//     later requests leave the field out (a refusal of json_object is kept
+//     apart from one of json_schema). A JSON schema left out is given
 //     to the model in words at the end of the system message. The answer
 //     is then JSON only as far as the model obeys the prompt: parse it
 //     leniently (package prompts does).

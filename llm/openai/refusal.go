@@ -22,9 +22,13 @@ import (
 type feature uint8
 
 const (
-	// featureJSON is response_format: JSON mode or structured output.
-	// LM Studio, for one, refuses json_object.
-	featureJSON feature = 1 << iota
+	// featureJSONObject is response_format json_object (JSON mode), which
+	// LM Studio, for one, refuses.
+	featureJSONObject feature = 1 << iota
+	// featureJSONSchema is response_format json_schema (structured output),
+	// which servers and API versions that predate it refuse. It is told
+	// apart from JSON mode: a server may refuse one and accept the other.
+	featureJSONSchema
 	// featureTools is tools. Ollama refuses them for models whose template
 	// has none; llama.cpp server without --jinja did too.
 	featureTools
@@ -33,15 +37,21 @@ const (
 	featureStreamUsage
 )
 
+// featureJSON is either kind of response_format.
+const featureJSON = featureJSONObject | featureJSONSchema
+
 // features lists every feature, in the order a refusal naming several is
 // attributed: the ones whose omission leaves the answer usable first.
-var features = []feature{featureStreamUsage, featureJSON, featureTools}
+var features = []feature{featureStreamUsage, featureJSONObject, featureJSONSchema, featureTools}
 
-// Field returns the request field of f, as the API names it.
+// field returns the request field of f as the API names it, with the
+// response_format type: the key of f in Chat.Refused.
 func (f feature) field() string {
 	switch f {
-	case featureJSON:
-		return "response_format"
+	case featureJSONObject:
+		return "response_format:json_object"
+	case featureJSONSchema:
+		return "response_format:json_schema"
 	case featureTools:
 		return "tools"
 	case featureStreamUsage:
@@ -50,9 +60,13 @@ func (f feature) field() string {
 	return fmt.Sprintf("feature(%d)", uint8(f))
 }
 
+// jsonWords are the words by which an error message names response_format.
+var jsonWords = []string{"response_format", "response format", "json_object", "json_schema", "json mode", "structured output"}
+
 // mentions are words by which an error message names each feature.
 var mentions = map[feature][]string{
-	featureJSON:        {"response_format", "response format", "json_object", "json_schema", "json mode", "structured output"},
+	featureJSONObject:  jsonWords,
+	featureJSONSchema:  jsonWords,
 	featureTools:       {"tool"},
 	featureStreamUsage: {"stream_options", "stream options", "include_usage"},
 }
@@ -64,6 +78,11 @@ var refusalWords = []string{
 	"unknown", "unrecognized", "unrecognised", "not implemented", "extra_forbidden",
 	"not available", "not enabled",
 }
+
+// notRefusals are phrases of error messages that name a feature but find
+// fault with the request's content, not with the feature: OpenAI's
+// "Invalid schema for response_format 'x': …" is a bad schema.
+var notRefusals = []string{"invalid schema"}
 
 // refusedFeature decides whether an error answer (status, the server's
 // message) refuses one of the features a request used, and which. It is
@@ -78,6 +97,8 @@ var refusalWords = []string{
 //   - tools are refused only with a word of refusal too ("not support",
 //     "requires", "unknown"…): "Invalid 'tools[0].function.name'" is a bad
 //     request, not a refusal, and tools are never dropped on a guess;
+//   - a message finding fault with content ("Invalid schema for
+//     response_format …") is no refusal;
 //   - a 400 or 422 answer without any message (an empty or bodiless
 //     answer) is read as refusing response_format, else stream_options,
 //     when the request used one: the retry without it is harmless, and the
@@ -89,6 +110,9 @@ func refusedFeature(status int, msg string, used feature) (feature, bool) {
 		return 0, false
 	}
 	text := strings.ToLower(msg)
+	if containsAny(text, notRefusals) {
+		return 0, false
+	}
 	refuses := containsAny(text, refusalWords)
 	for _, f := range features {
 		if used&f == 0 || !containsAny(text, mentions[f]) {
@@ -100,7 +124,7 @@ func refusedFeature(status int, msg string, used feature) (feature, bool) {
 		return f, true
 	}
 	if clientErr && strings.TrimSpace(msg) == "" {
-		for _, f := range []feature{featureJSON, featureStreamUsage} {
+		for _, f := range []feature{featureJSONObject, featureJSONSchema, featureStreamUsage} {
 			if used&f != 0 {
 				return f, true
 			}
@@ -283,8 +307,9 @@ func (r *refusals) learn(f feature, err error) (first bool) {
 }
 
 // Refused returns the request fields this client has learnt the server
-// refuses — "response_format", "tools", "stream_options" — each with the
-// server's refusal. Requests leave refused response_format and
+// refuses, each with the server's refusal: "response_format:json_object"
+// (JSON mode), "response_format:json_schema" (structured output), "tools"
+// and "stream_options". Requests leave a refused response_format type and
 // stream_options out; requests offering refused tools fail with
 // agent.ErrToolsUnsupported. It is empty until a refusal is seen.
 func (c *Chat) Refused() map[string]string {
@@ -300,8 +325,12 @@ func (c *Chat) Refused() map[string]string {
 // usedFeatures returns the optional features req uses.
 func usedFeatures(req *agent.ChatRequest, stream bool) feature {
 	var used feature
-	if req.ResponseFormat != nil {
-		used |= featureJSON
+	switch {
+	case req.ResponseFormat == nil:
+	case req.ResponseFormat.Type == agent.JSONSchema:
+		used |= featureJSONSchema
+	default:
+		used |= featureJSONObject
 	}
 	if len(req.Tools) > 0 {
 		used |= featureTools

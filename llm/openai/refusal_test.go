@@ -3,9 +3,12 @@ package openai_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,9 +78,9 @@ func TestServerWithoutJSONModeIsRetriedOnceThenNotAskedAgain(t *testing.T) {
 	assert.Empty(t, reqs[2].Chat.ResponseFormat)
 
 	assert.Equal(t, 1, strings.Count(log.String(), "refuses a request field"), "logged once: %s", log)
-	assert.Contains(t, log.String(), "field=response_format")
+	assert.Contains(t, log.String(), "field=response_format:json_object")
 	assert.Contains(t, log.String(), fakeopenai.NoJSONMessage, "the server's reason is logged")
-	assert.Contains(t, chat.Refused()["response_format"], fakeopenai.NoJSONMessage)
+	assert.Contains(t, chat.Refused()["response_format:json_object"], fakeopenai.NoJSONMessage)
 	assert.NotContains(t, chat.Refused(), "tools")
 }
 
@@ -198,6 +201,7 @@ func TestRefusalsAreLearntOnceUnderConcurrentUse(t *testing.T) {
 func TestRefusalsOfRealServers(t *testing.T) {
 	const (
 		useJSON = iota
+		useSchema
 		useTools
 		useStream
 	)
@@ -227,6 +231,10 @@ func TestRefusalsOfRealServers(t *testing.T) {
 			`{"error":{"message":"Invalid 'tools[0].function.name': string does not match pattern.","type":"invalid_request_error","param":"tools[0].function.name","code":"invalid_value"}}`, "failed"},
 		{"a long prompt is no refusal of JSON mode", useJSON, 400,
 			`{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, "failed"},
+		{"a bad schema is no refusal of structured output", useSchema, 400,
+			`{"error":{"message":"Invalid schema for response_format 'r': schema must be a JSON Schema of 'type: \"object\"', got 'type: \"array\"'.","type":"invalid_request_error","param":"response_format","code":null}}`, "failed"},
+		{"an old Azure API version refuses json_schema", useSchema, 400,
+			`{"error":{"code":"BadRequest","message":"response_format value as json_schema is enabled only for api versions 2024-08-01-preview and later"}}`, "retried"},
 		{"a server error naming JSON without refusing it", useJSON, 500,
 			`{"error":{"message":"json_object grammar compilation crashed","type":"server_error"}}`, "failed"},
 	}
@@ -241,7 +249,7 @@ func TestRefusalsOfRealServers(t *testing.T) {
 			chat := newChat(t, cfg)
 
 			req := jsonRequest()
-			field := "response_format"
+			field := "response_format:json_object"
 			switch tc.use {
 			case useTools:
 				req = &agent.ChatRequest{Messages: req.Messages, Tools: []agent.Tool{weatherTool(t, nil)}}
@@ -249,6 +257,9 @@ func TestRefusalsOfRealServers(t *testing.T) {
 			case useStream:
 				req = &agent.ChatRequest{Messages: req.Messages}
 				field = "stream_options"
+			case useSchema:
+				req.ResponseFormat = &agent.ResponseFormat{Type: agent.JSONSchema, Name: "r", Schema: &jsonschema.Schema{Type: "object"}}
+				field = "response_format:json_schema"
 			}
 			var err error
 			if tc.use == useStream {
@@ -305,4 +316,33 @@ func TestAStringErrorBodyKeepsItsStatusAndMessage(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "400 Bad Request")
 	assert.Contains(t, err.Error(), "model is still loading")
+}
+
+// A server may refuse structured output and take JSON mode (an Azure API
+// version that predates json_schema), or the reverse (LM Studio): the two
+// refusals are kept apart.
+func TestJSONSchemaAndJSONModeAreRefusedApart(t *testing.T) {
+	srv := fakeopenai.New(t)
+	srv.QueueAny(fakeopenai.Raw(400, "application/json",
+		`{"error":{"code":"BadRequest","message":"response_format value as json_schema is enabled only for api versions 2024-08-01-preview and later"}}`))
+	srv.HandleChat(func(fakeopenai.Request) fakeopenai.Reply { return fakeopenai.JSON(`{"a":1}`) })
+	chat := newChat(t, compatible(srv))
+	schema := &agent.ResponseFormat{Type: agent.JSONSchema, Schema: &jsonschema.Schema{Type: "object"}}
+	msgs := []agent.Message{agent.UserText("JSON, please.")}
+
+	for _, rf := range []*agent.ResponseFormat{schema, {Type: agent.JSONObject}, schema} {
+		_, err := chat.Complete(context.Background(), &agent.ChatRequest{Messages: msgs, ResponseFormat: rf})
+		require.NoError(t, err)
+	}
+	var formats []string
+	for _, r := range srv.ChatRequests() {
+		var f struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal(r.Chat.ResponseFormat, &f)
+		formats = append(formats, f.Type)
+	}
+	assert.Equal(t, []string{"json_schema", "", "json_object", ""}, formats,
+		"json_schema refused and retried; JSON mode still asked for; json_schema left out at once")
+	assert.Equal(t, []string{"response_format:json_schema"}, slices.Collect(maps.Keys(chat.Refused())))
 }
