@@ -127,7 +127,7 @@ func (c *Chat) send(ctx context.Context, what string, req *agent.ChatRequest, st
 			return fmt.Errorf("%w (known, request not sent): %w", agent.ErrToolsUnsupported, refusal)
 		}
 	}
-	dropped := c.refusals.set(used)
+	dropped := c.refusals.known(used)
 	reasons := make(map[feature]error) // dropped on this call's own evidence
 	for {
 		params, err := c.params(without(req, dropped))

@@ -215,9 +215,16 @@ func serverMessage(body []byte) string {
 
 // flatText renders a JSON value of an error body as text: a string as it
 // is, a list item by item, an object by its "loc" and "msg" (FastAPI) or
-// "message"; null and other values as nothing.
-func flatText(raw json.RawMessage) string {
-	if len(raw) == 0 {
+// "message"; null, other values and anything nested deeper than
+// maxFlatDepth as nothing.
+func flatText(raw json.RawMessage) string { return flatTextAt(raw, 0) }
+
+// maxFlatDepth bounds how deep flatText reads, so that a hostile body of
+// nested lists costs linear time.
+const maxFlatDepth = 3
+
+func flatTextAt(raw json.RawMessage, depth int) string {
+	if len(raw) == 0 || depth > maxFlatDepth {
 		return ""
 	}
 	var s string
@@ -228,7 +235,7 @@ func flatText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &list) == nil {
 		var out []string
 		for _, it := range list {
-			if t := flatText(it); t != "" {
+			if t := flatTextAt(it, depth+1); t != "" {
 				out = append(out, t)
 			}
 		}
@@ -238,9 +245,9 @@ func flatText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &obj) == nil {
 		var loc []any
 		_ = json.Unmarshal(obj["loc"], &loc)
-		msg := flatText(obj["msg"])
+		msg := flatTextAt(obj["msg"], depth+1)
 		if msg == "" {
-			msg = flatText(obj["message"])
+			msg = flatTextAt(obj["message"], depth+1)
 		}
 		if len(loc) > 0 {
 			parts := make([]string, len(loc))
@@ -279,8 +286,8 @@ func (r *refusals) get(f feature) error {
 	return r.got[f]
 }
 
-// set returns the features of mask the server refused.
-func (r *refusals) set(mask feature) feature {
+// known returns the features of mask the server is known to refuse.
+func (r *refusals) known(mask feature) feature {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out feature
