@@ -2,9 +2,18 @@ package agent
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
+
+// ErrToolsUnsupported reports a chat request that offered tools to a model
+// or server that refuses tools (Ollama answers "… does not support tools",
+// for one). A ChatClient returns an error wrapping it rather than an
+// answer written without the tools, which the caller did not ask for: the
+// caller decides what to do without them (retrieval, for one, falls back
+// to its direct search). The same request without Tools may succeed.
+var ErrToolsUnsupported = errors.New("agent: the model or server does not support tools")
 
 // ChatClient sends one chat request to a model and returns its answer.
 //

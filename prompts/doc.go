@@ -42,9 +42,14 @@
 //
 // # Parsing answers
 //
-// Model output is untrusted. ParseInteractionMetadata, ParseSessionSummary
-// and ParseCumulativeSummary take the first usable JSON object (or text)
-// wherever the model put it, ignore fields of the wrong type, trim,
+// Model output is untrusted, and a model on a server without JSON mode
+// (one that refuses response_format; see llm/openai) wraps its JSON as it
+// likes. Every parser reads JSON with FindObject, the one lenient
+// extractor: the first object with an expected field wherever the model
+// put it (in a code fence, after prose, after a <think> block), trailing
+// commas and comments repaired. ParseInteractionMetadata,
+// ParseSessionSummary and ParseCumulativeSummary take the first usable
+// JSON object (or text), ignore fields of the wrong type, trim,
 // deduplicate and cap lists, and fail with an error wrapping ErrUnusable
 // when nothing usable is left. ParseJudgement reads the answer_judge
 // prompt's verdict (CORRECT or WRONG) from a JSON object or, failing that,

@@ -303,3 +303,55 @@ func FuzzParseProfile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFindObject checks the lenient extractor: it never fails on any
+// input but with ErrUnusable, what it returns has a wanted key, and a
+// valid object with a wanted key is found wherever it is put — after
+// prose without braces, inside a code fence, after a reasoning block,
+// with trailing commas — and read back equal.
+func FuzzFindObject(f *testing.F) {
+	for _, s := range outputSeeds {
+		f.Add([]byte(s), "Here it is:", "Thanks!", "note", true)
+	}
+	f.Add([]byte(`{"a": [1, 2,], /* c */ "b": {"summary": "x",},}`), "<think>{", "}", "", false)
+	f.Add([]byte("{\"x\": \"// \\\" /*\"}"), "", "```", "y", true)
+	f.Fuzz(func(t *testing.T, out []byte, prose, after, value string, commas bool) {
+		obj, err := prompts.FindObject(out, "summary", "topics")
+		if err != nil {
+			if !errors.Is(err, prompts.ErrUnusable) {
+				t.Fatalf("error %v does not wrap ErrUnusable", err)
+			}
+		} else if obj["summary"] == nil && obj["topics"] == nil {
+			t.Fatalf("returned %v without a wanted key", obj)
+		}
+
+		// A known object, wrapped as models wrap it, is found.
+		v, err := json.Marshal(value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte(`{"summary":` + string(v) + `,"topics":[` + string(v) + `,1]}`)
+		text := string(b)
+		if commas {
+			text = `{"summary":` + string(v) + `,"topics":[` + string(v) + `,1,],}`
+		}
+		prose = strings.Map(func(r rune) rune {
+			if r == '{' || r == '<' {
+				return -1
+			}
+			return r
+		}, prose)
+		in := "<think>" + prose + " {\"summary\": \"draft\"}</think>" + prose + "\n```json\n" + text + "\n```\n" + after
+		got, err := prompts.FindObject([]byte(in), "summary")
+		if err != nil {
+			t.Fatalf("FindObject(%q): %v", in, err)
+		}
+		var gotSummary, wantSummary struct {
+			Summary string `json:"summary"`
+		}
+		_ = json.Unmarshal(b, &wantSummary) // value as JSON carries it
+		if err := json.Unmarshal(got["summary"], &gotSummary.Summary); err != nil || gotSummary != wantSummary {
+			t.Fatalf("FindObject(%q): summary %s, want %q", in, got["summary"], value)
+		}
+	})
+}

@@ -87,7 +87,7 @@ func ParseJudgement(out []byte) (Judgement, error) {
 		return Judgement{Label: label, Correct: label == LabelCorrect,
 			Reasoning: cleanSummary(stringField(obj, "reasoning", "reason", "explanation"))}, nil
 	}
-	text := strings.ToValidUTF8(string(out), "\uFFFD")
+	text := strings.ToValidUTF8(string(stripReasoning(out)), "\uFFFD")
 	correct, wrong := verdictWords(text)
 	switch {
 	case correct && !wrong:

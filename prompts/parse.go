@@ -54,8 +54,9 @@ type SessionSummaryResult struct {
 //     MaxSummaryRunes.
 //
 // It fails, wrapping ErrUnusable, when there is no JSON object or nothing
-// usable in it (no summary, no topic, no entity). Invalid JSON such as a
-// trailing comma is not repaired.
+// usable in it (no summary, no topic, no entity). The object is found with
+// FindObject, which also repairs trailing commas and comments and skips
+// <think> blocks.
 func ParseInteractionMetadata(out []byte) (Metadata, error) {
 	obj, err := findObject(out, "summary", "mentioned_topics", "topics", "key_topics", "entities")
 	if err != nil {
@@ -93,7 +94,7 @@ func ParseSessionSummary(out []byte) (SessionSummaryResult, error) {
 }
 
 // ParseCumulativeSummary reads the model's answer to the cumulative_summary
-// prompt: plain text. It drops a surrounding code fence, a leading label
+// prompt: plain text. It drops <think> blocks, a surrounding code fence, a leading label
 // such as "Updated summary:", surrounding quotes and control characters,
 // collapses whitespace and cuts the text to MaxSummaryRunes. A model that
 // answered a JSON object with a "summary" string anyway is forgiven. It
@@ -102,7 +103,7 @@ func ParseCumulativeSummary(out []byte) (string, error) {
 	if len(out) > MaxOutputBytes {
 		return "", fmt.Errorf("cumulative summary: %w: output of %d bytes exceeds %d", ErrUnusable, len(out), MaxOutputBytes)
 	}
-	text := strings.TrimSpace(stripFence(strings.ToValidUTF8(string(out), "\uFFFD")))
+	text := strings.TrimSpace(stripFence(strings.ToValidUTF8(string(stripReasoning(out)), "\uFFFD")))
 	if strings.HasPrefix(text, "{") {
 		if obj, err := findObject([]byte(text), "summary"); err == nil {
 			if s := stringField(obj, "summary"); s != "" {
@@ -118,24 +119,39 @@ func ParseCumulativeSummary(out []byte) (string, error) {
 	return text, nil
 }
 
-// findObject returns the first JSON object in out that has one of the
-// wanted keys (after normKeys), descending once into the lone field of an
-// object that has none of them.
+// findObject is FindObject, for the parsers of this package.
 func findObject(out []byte, wanted ...string) (map[string]json.RawMessage, error) {
+	return FindObject(out, wanted...)
+}
+
+// FindObject is the lenient JSON extractor every parser of this package
+// reads model output with. It returns the first JSON object in out that
+// has one of the wanted keys (compared after lower-casing keys and reading
+// spaces and hyphens as '_'), descending once into the lone field of an
+// object that has none of them ({"metadata": {...}}). The object may sit
+// anywhere: inside a ```json code fence, after a sentence of prose, after
+// a model's <think>…</think> reasoning (which is skipped, so a draft in it
+// is never taken for the answer). An object that is not valid JSON only
+// because of trailing commas or // and /* */ comments is repaired;
+// anything else invalid is skipped. At most 16 opening braces are tried,
+// so hostile output costs linear time. Keys of the returned object are
+// normalised as above.
+//
+// It fails, wrapping ErrUnusable, when out exceeds MaxOutputBytes or holds
+// no such object. A model without JSON mode (an OpenAI-compatible server
+// that refuses response_format) answers in these shapes.
+func FindObject(out []byte, wanted ...string) (map[string]json.RawMessage, error) {
 	if len(out) > MaxOutputBytes {
 		return nil, fmt.Errorf("%w: output of %d bytes exceeds %d", ErrUnusable, len(out), MaxOutputBytes)
 	}
-	rest, found := out, false
+	rest, found := stripReasoning(out), false
 	for try := 0; try < maxObjectTries; try++ {
 		i := bytes.IndexByte(rest, '{')
 		if i < 0 {
 			break
 		}
 		rest = rest[i:]
-		var obj map[string]json.RawMessage
-		dec := json.NewDecoder(bytes.NewReader(rest))
-		dec.UseNumber()
-		if err := dec.Decode(&obj); err == nil && obj != nil {
+		if obj, ok := decodeObject(rest); ok {
 			obj = normKeys(obj)
 			if !hasAny(obj, wanted) && len(obj) == 1 {
 				for _, v := range obj {
@@ -156,6 +172,119 @@ func findObject(out []byte, wanted ...string) (map[string]json.RawMessage, error
 		return nil, fmt.Errorf("%w: no JSON object with any of the fields %s", ErrUnusable, strings.Join(wanted, ", "))
 	}
 	return nil, fmt.Errorf("%w: no JSON object found", ErrUnusable)
+}
+
+// decodeObject decodes the JSON object at the start of b (b[0] is '{'),
+// repairing trailing commas and comments when it does not decode as it
+// is.
+func decodeObject(b []byte) (map[string]json.RawMessage, bool) {
+	decode := func(b []byte) (map[string]json.RawMessage, bool) {
+		var obj map[string]json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if err := dec.Decode(&obj); err != nil || obj == nil {
+			return nil, false
+		}
+		return obj, true
+	}
+	if obj, ok := decode(b); ok {
+		return obj, true
+	}
+	if fixed, ok := repairObject(b); ok {
+		return decode(fixed)
+	}
+	return nil, false
+}
+
+// repairObject returns the object that starts b (b[0] is '{') up to its
+// matching '}', outside strings without // and /* */ comments and without
+// a comma before a closing brace or bracket. ok is false when the object
+// does not close.
+func repairObject(b []byte) (fixed []byte, ok bool) {
+	out := make([]byte, 0, len(b))
+	depth := 0
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '/':
+			if i+1 < len(b) && b[i+1] == '/' {
+				nl := bytes.IndexByte(b[i:], '\n')
+				if nl < 0 {
+					return nil, false
+				}
+				i += nl - 1 // the newline is kept
+				continue
+			}
+			if i+1 < len(b) && b[i+1] == '*' {
+				end := bytes.Index(b[i+2:], []byte("*/"))
+				if end < 0 {
+					return nil, false
+				}
+				i += 2 + end + 1
+				continue
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			out = bytes.TrimRight(out, " \t\r\n")
+			out = bytes.TrimSuffix(out, []byte(","))
+			depth--
+			if depth == 0 {
+				return append(out, c), true
+			}
+		}
+		out = append(out, c)
+	}
+	return nil, false
+}
+
+// stripReasoning removes the <think>…</think> (or <thinking>…</thinking>)
+// blocks reasoning models served without a reasoning parser put before
+// their answer. An unclosed block is left as it is.
+func stripReasoning(out []byte) []byte {
+	lower := bytes.ToLower(out)
+	if !bytes.Contains(lower, []byte("<think")) {
+		return out
+	}
+	var b []byte
+	for _, tag := range []string{"think", "thinking"} {
+		open, end := []byte("<"+tag+">"), []byte("</"+tag+">")
+		for {
+			i := bytes.Index(lower, open)
+			if i < 0 {
+				break
+			}
+			j := bytes.Index(lower[i:], end)
+			if j < 0 {
+				break
+			}
+			j += i + len(end)
+			if b == nil {
+				b = bytes.Clone(out)
+			}
+			b = append(b[:i], b[j:]...)
+			lower = append(lower[:i], lower[j:]...)
+		}
+	}
+	if b == nil {
+		return out
+	}
+	return b
 }
 
 // normKeys lower-cases keys and turns spaces and hyphens into '_'; the

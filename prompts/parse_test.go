@@ -37,6 +37,19 @@ func TestParseInteractionMetadata(t *testing.T) {
 			prompts.Metadata{"S.", []string{}, []string{"$5"}}},
 		{"control characters", "{\"summary\": \"a\\u0000b\\u0007 c\\u200b\"}",
 			prompts.Metadata{"ab c\u200b", []string{}, []string{}}},
+		// What models answer without JSON mode.
+		{"trailing commas", `{"summary": "S.", "entities": ["a",],}`,
+			prompts.Metadata{"S.", []string{}, []string{"a"}}},
+		{"trailing commas in a fence after prose", "Here you go:\n```json\n{\n  \"summary\": \"S.\",\n  \"mentioned_topics\": [\n    \"x\",\n  ],\n}\n```",
+			prompts.Metadata{"S.", []string{"x"}, []string{}}},
+		{"comments", "{\n  // the gist\n  \"summary\": \"S. // not a comment\", /* topics */ \"entities\": [\"a/b\"]\n}",
+			prompts.Metadata{"S. // not a comment", []string{}, []string{"a/b"}}},
+		{"reasoning first", "<think>Draft: {\"summary\": \"wrong\"} — no, shorter.</think>\n{\"summary\": \"S.\"}",
+			prompts.Metadata{"S.", []string{}, []string{}}},
+		{"reasoning in capitals, twice", "<THINK>{\"summary\": \"a\"}</THINK><thinking>{\"summary\": \"b\"}</thinking>{\"summary\": \"S.\"}",
+			prompts.Metadata{"S.", []string{}, []string{}}},
+		{"unclosed reasoning is read as it is", `<think>{"summary": "S."}`,
+			prompts.Metadata{"S.", []string{}, []string{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,12 +86,14 @@ func TestParseRejects(t *testing.T) {
 	tests := []struct{ name, out string }{
 		{"empty", ""},
 		{"prose", "I could not find anything worth noting."},
-		{"trailing comma", `{"summary": "S.", "entities": ["a",],}`},
 		{"array", `["summary"]`},
 		{"empty object", `{}`},
 		{"nothing usable", `{"summary": "  ", "mentioned_topics": ["", " "], "entities": [null]}`},
 		{"unrelated object", `{"answer": "yes", "other": 1}`},
 		{"truncated", `{"summary": "The user`},
+		{"truncated after a comma", `{"summary": "S.",`},
+		{"unclosed comment", `{"summary": "S." /* `},
+		{"only reasoning", `<think>{"summary": "S."}</think>I cannot say.`},
 		{"too long", `{"summary": "` + strings.Repeat("a", prompts.MaxOutputBytes) + `"}`},
 		{"many braces", strings.Repeat("{", 100) + `"summary": "S."}`},
 	}
@@ -125,6 +140,7 @@ func TestParseCumulativeSummary(t *testing.T) {
 		{"Note: the user's summary: keep it.", "Note: the user's summary: keep it."},
 		{"Ratio 3:1 was chosen.", "Ratio 3:1 was chosen."},
 		{"a\x00b\xffc", "ab\uFFFDc"},
+		{"<think>\nThe user said 59, then 60.\n</think>\n\nThe user wants to retire at 60.", "The user wants to retire at 60."},
 	}
 	for _, tt := range tests {
 		got, err := prompts.ParseCumulativeSummary([]byte(tt.out))
@@ -132,7 +148,7 @@ func TestParseCumulativeSummary(t *testing.T) {
 			t.Errorf("ParseCumulativeSummary(%q) = %q, %v; want %q", tt.out, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"", "  \n ", "```\n```", "Summary:", `""`} {
+	for _, bad := range []string{"", "  \n ", "```\n```", "Summary:", `""`, "<think>all of it</think>"} {
 		if got, err := prompts.ParseCumulativeSummary([]byte(bad)); !errors.Is(err, prompts.ErrUnusable) {
 			t.Errorf("ParseCumulativeSummary(%q) = %q, %v; want ErrUnusable", bad, got, err)
 		}

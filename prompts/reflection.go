@@ -410,7 +410,7 @@ func ParseProfile(out []byte) (string, error) {
 	if len(out) > MaxOutputBytes {
 		return "", fmt.Errorf("profile: %w: output of %d bytes exceeds %d", ErrUnusable, len(out), MaxOutputBytes)
 	}
-	text := strings.TrimSpace(stripFence(strings.ToValidUTF8(string(out), "\uFFFD")))
+	text := strings.TrimSpace(stripFence(strings.ToValidUTF8(string(stripReasoning(out)), "\uFFFD")))
 	if strings.HasPrefix(text, "{") {
 		if obj, err := findObject([]byte(text), "profile", "summary"); err == nil {
 			if s := stringField(obj, "profile", "summary"); s != "" {

@@ -35,7 +35,13 @@ type env struct {
 
 func newEnv(t *testing.T, cfg reflection.Config) *env {
 	t.Helper()
-	e := &env{srv: fakeopenai.New(t, fakeopenai.WithEmbeddingDimensions(dims)), now: day.Add(24 * time.Hour)}
+	return newEnvOn(t, cfg)
+}
+
+// newEnvOn is newEnv on a fake server made with opts.
+func newEnvOn(t *testing.T, cfg reflection.Config, opts ...fakeopenai.Option) *env {
+	t.Helper()
+	e := &env{srv: fakeopenai.New(t, append([]fakeopenai.Option{fakeopenai.WithEmbeddingDimensions(dims)}, opts...)...), now: day.Add(24 * time.Hour)}
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

@@ -264,3 +264,41 @@ func TestSearchLeavesTheProfileToTheInitBlock(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"ins-1", store.LongTermID("alice")}, ids(insights), "search_insights may ask for it")
 }
+
+// A local model that refuses tools (Ollama answers "… does not support
+// tools") cannot run the mini-agent: retrieve_user_facts still answers,
+// with the direct search, and the mini model is asked once.
+func TestMiniModelWithoutToolsFallsBackToTheDirectSearch(t *testing.T) {
+	ctx := context.Background()
+	srv := fakeopenai.New(t, fakeopenai.WithEmbeddingDimensions(dims), fakeopenai.WithoutToolCalling())
+	chat, emb := openaiClients(t, srv, "llama3.2")
+	st := openStore(t)
+	want := seed(t, st, emb)
+	var logs strings.Builder
+	r, err := retrieval.New(st, retrieval.Config{Embedder: emb, Mini: chat, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+
+	out, err := r.Tool("alice").Call(ctx, json.RawMessage(`{"query":"Acme 401k rollover"}`))
+	require.NoError(t, err)
+	assert.Contains(t, out, "- ["+want+", 2026-03-02, conversation]", "the direct search's memories")
+	assert.NotContains(t, out, "BOB")
+	reqs := srv.ChatRequests()
+	require.Len(t, reqs, 1, "the mini-agent's first request, refused")
+	assert.NotEmpty(t, reqs[0].Chat.Tools)
+
+	ans := r.Retrieve(ctx, "alice", "Acme 401k rollover", false)
+	require.NoError(t, ans.Err)
+	assert.False(t, ans.Agent)
+	assert.True(t, ans.Degraded)
+	assert.ErrorIs(t, ans.AgentErr, agent.ErrToolsUnsupported)
+	assert.Contains(t, ans.AgentErr.Error(), fakeopenai.NoToolsMessage, "the server's reason is kept")
+	var ids []string
+	for _, m := range ans.Memories {
+		ids = append(ids, m.ID)
+	}
+	assert.Contains(t, ids, want)
+	assert.Len(t, srv.ChatRequests(), 1, "the mini model is not asked again")
+
+	assert.Equal(t, 1, strings.Count(logs.String(), "the mini model refuses tools"), logs.String())
+	assert.NotContains(t, logs.String(), "mini-agent failed", "a refusal is no failure to warn about on every call")
+}

@@ -21,7 +21,11 @@
 //   - Mini-agent: a small agent on Config.Mini with three search tools
 //     (search_interactions, search_insights, search_session_summaries)
 //     decides what to search, may search several times, and writes a
-//     compact answer citing each fact's document id and date.
+//     compact answer citing each fact's document id and date. A mini
+//     model that refuses tools (agent.ErrToolsUnsupported: a local model
+//     served by Ollama without tool support, say) is not asked again: the
+//     direct search answers instead
+//     (TestMiniModelWithoutToolsFallsBackToTheDirectSearch).
 //
 // # Automatic retrieval
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentmemory/agentmemory/agent"
@@ -94,6 +95,10 @@ type Store interface {
 type Retriever struct {
 	st  Store
 	cfg Config
+	// noTools holds the mini model's refusal of tools (an error wrapping
+	// agent.ErrToolsUnsupported) once it is seen: the mini-agent is not
+	// run again.
+	noTools atomic.Pointer[error]
 }
 
 // New returns a retriever on st.

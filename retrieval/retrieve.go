@@ -38,6 +38,13 @@ type Answer struct {
 // memories (Answer.Degraded). Without it, the direct search. It never
 // fails: a search error or timeout is logged and the answer says no memory
 // is available (Answer.Err keeps the cause).
+//
+// A mini model that refuses tools (its error wraps
+// agent.ErrToolsUnsupported, as llm/openai reports a server such as
+// Ollama refusing them) cannot run the mini-agent: that retrieval answers
+// with the direct search's memories, the refusal is logged once, and every
+// later Retrieve goes to the direct search at once, with Answer.Degraded
+// set and AgentErr holding the refusal.
 func (r *Retriever) Retrieve(ctx context.Context, userID, query string, direct bool) Answer {
 	type searched struct {
 		ms  []Memory
@@ -57,7 +64,14 @@ func (r *Retriever) Retrieve(ctx context.Context, userID, query string, direct b
 		return searched{ms, err}
 	}
 	var a Answer
-	if r.cfg.Mini != nil && !direct {
+	switch refused := r.noTools.Load(); {
+	case r.cfg.Mini == nil || direct:
+		d := search()
+		a = Answer{Text: Format(d.ms), Memories: d.ms, Err: d.err}
+	case refused != nil:
+		d := search()
+		a = Answer{Text: Format(d.ms), Memories: d.ms, Degraded: true, AgentErr: *refused, Err: d.err}
+	default:
 		directDone := make(chan searched, 1)
 		go func() { directDone <- search() }()
 		actx, cancel := context.WithTimeout(ctx, r.cfg.AgentTimeout)
@@ -72,14 +86,17 @@ func (r *Retriever) Retrieve(ctx context.Context, userID, query string, direct b
 		}
 		d := <-directDone
 		a = Answer{Text: Format(d.ms), Memories: d.ms, Degraded: true, AgentErr: agentErr, Err: d.err}
+		toolsRefused := errors.Is(agentErr, agent.ErrToolsUnsupported)
+		if toolsRefused && r.noTools.CompareAndSwap(nil, &agentErr) {
+			r.cfg.Logger.WarnContext(ctx, "memory: the mini model refuses tools; retrieval answers with the direct search from now on", "err", agentErr)
+		}
 		if d.err == nil {
-			r.cfg.Logger.WarnContext(ctx, "memory: mini-agent failed; answering with the direct search's memories", "user", userID, "err", agentErr)
+			if !toolsRefused {
+				r.cfg.Logger.WarnContext(ctx, "memory: mini-agent failed; answering with the direct search's memories", "user", userID, "err", agentErr)
+			}
 			return a
 		}
 		a.Err = errors.Join(agentErr, d.err)
-	} else {
-		d := search()
-		a = Answer{Text: Format(d.ms), Memories: d.ms, Err: d.err}
 	}
 	if a.Err != nil {
 		r.cfg.Logger.WarnContext(ctx, "memory: retrieval failed; answering without memory", "user", userID, "err", a.Err)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/prompts"
 )
 
 // What the chat checks ask for and expect.
@@ -150,6 +151,9 @@ func (c *checker) jsonMode(ctx context.Context, m agent.ChatClient) Item {
 		Year float64 `json:"year"`
 	}
 	text := strings.TrimSpace(resp.Message.Text)
+	if reason := formatRefusal(m, "json_object"); reason != "" {
+		return withoutFormat(name, reason, text, "city", "year")
+	}
 	if err := json.Unmarshal([]byte(text), &got); err != nil {
 		return Item{Name: name, Status: Fail, Detail: fmt.Sprintf("the answer is not a JSON object: %q", clip(text, 80))}
 	}
@@ -178,6 +182,9 @@ func (c *checker) structured(ctx context.Context, m agent.ChatClient) Item {
 		return Item{Name: name, Status: Fail, Detail: "a json_schema request failed: " + errText(err)}
 	}
 	text := strings.TrimSpace(resp.Message.Text)
+	if reason := formatRefusal(m, "json_schema"); reason != "" {
+		return withoutFormat(name, reason, text, "code", "count")
+	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &obj); err != nil {
 		return Item{Name: name, Status: Fail, Detail: fmt.Sprintf("the answer is not a JSON object: %q", clip(text, 80))}
@@ -190,4 +197,33 @@ func (c *checker) structured(ctx context.Context, m agent.ChatClient) Item {
 		return Item{Name: name, Status: Warn, Detail: fmt.Sprintf("follows the schema, but not with the values asked for: %s", clip(text, 80))}
 	}
 	return Item{Name: name, Status: OK, Detail: "json_schema: the schema's fields with the values asked for"}
+}
+
+// refuser is a chat client that reports the request fields its server
+// refused and that it now leaves out (llm/openai's Chat).
+type refuser interface {
+	Refused() map[string]string
+}
+
+// formatRefusal returns the server's refusal of response_format of the
+// type typ (json_object, json_schema) when m reports one: m then answered
+// the check's request of that type without it.
+func formatRefusal(m agent.ChatClient, typ string) string {
+	if r, ok := m.(refuser); ok {
+		return r.Refused()["response_format:"+typ]
+	}
+	return ""
+}
+
+// withoutFormat judges an answer to a JSON request that went without
+// response_format, which the server refuses: memory goes on without it
+// (its prompts ask for JSON in words and its parsers read answers
+// leniently), so a JSON object with the wanted keys anywhere in the answer
+// is a warning, and no such object a failure.
+func withoutFormat(name, reason, text string, keys ...string) Item {
+	refused := fmt.Sprintf("the server refuses response_format (%s)", clip(reason, 160))
+	if _, err := prompts.FindObject([]byte(text), keys...); err != nil {
+		return Item{Name: name, Status: Fail, Detail: fmt.Sprintf("%s, and without it the model did not answer the JSON object asked for: %q", refused, clip(text, 80))}
+	}
+	return Item{Name: name, Status: Warn, Detail: refused + "; memory sends its prompts without it and reads the JSON in the answers leniently, which this model's answer allows"}
 }

@@ -7,7 +7,10 @@
 // For the chat model and the mini model it checks that each is reachable,
 // its latency (the p50 of a few calls), tool calling (a call, then the use
 // of its result), JSON mode (json_object) and structured output
-// (json_schema). For the embedder: reachable, latency, that its vectors
+// (json_schema). A server that refuses response_format (the chat client
+// then leaves it out, see llm/openai) gets a warning when the model still
+// answers the JSON asked for, read leniently as memory reads it, and a
+// failure when it does not. For the embedder: reachable, latency, that its vectors
 // have the configured length, and its similarity on a built-in set of
 // related and unrelated query–memory pairs (Pairs), with the calibration
 // it implies: the mean cosine of related and of unrelated pairs, the gap

@@ -374,3 +374,36 @@ func TestRunRejects(t *testing.T) {
 	_, err := check.Run(context.Background(), check.Stack{}, check.Config{})
 	assert.Error(t, err)
 }
+
+// A server that refuses response_format with a model that answers JSON
+// anyway (in a code fence, as local models do) works for memory: a
+// warning naming the refusal, not a failure.
+func TestServerWithoutJSONModeWhoseModelAnswersJSONWarns(t *testing.T) {
+	srv := fakeopenai.New(t, fakeopenai.WithoutJSONMode())
+	srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
+		switch text := r.Text(); {
+		case strings.Contains(text, "Lisbon"):
+			return fakeopenai.Text("Here it is:\n```json\n{\"city\": \"Lisbon\", \"year\": 1755,}\n```")
+		case strings.Contains(text, "ORCHID"):
+			return fakeopenai.Text(`{"code": "ORCHID", "count": 12}`)
+		}
+		return obedient(r)
+	})
+	srv.HandleEmbeddings(lexicalEmbeddings(t))
+	r := run(t, stackOn(t, srv, "m", "m", lexical.DefaultDimensions))
+
+	assert.Empty(t, r.Failures)
+	for _, name := range []string{"JSON mode", "structured output"} {
+		it := status(t, r, "chat model", name)
+		assert.Equal(t, check.Warn, it.Status, name)
+		assert.Contains(t, it.Detail, fakeopenai.NoJSONMessage, name)
+		assert.Contains(t, it.Detail, "reads the JSON in the answers leniently", name)
+	}
+	var refused int
+	for _, req := range srv.ChatRequests() {
+		if len(req.Chat.ResponseFormat) > 0 {
+			refused++
+		}
+	}
+	assert.Equal(t, 2, refused, "each response_format type (json_object, json_schema) is sent once; then the client leaves it out")
+}

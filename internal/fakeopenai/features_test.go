@@ -32,7 +32,7 @@ func TestWithoutToolCalling(t *testing.T) {
 
 	resp := post(t, nil, srv.URL()+"/chat/completions", toolsBody)
 	assert.Equal(t, http.StatusBadRequest, resp.status)
-	assert.Equal(t, fakeopenai.NoToolsMessage, errorMessage(t, resp))
+	assert.Equal(t, "registry.ollama.ai/library/m "+fakeopenai.NoToolsMessage, errorMessage(t, resp))
 	assert.Equal(t, 2, srv.Pending(), "a refused request consumes no queued reply")
 
 	// Without tools the server answers as usual, JSON mode included.
@@ -50,7 +50,7 @@ func TestWithoutJSONMode(t *testing.T) {
 	for _, body := range []string{jsonModeBody, jsonSchemaBody} {
 		resp := post(t, nil, srv.URL()+"/chat/completions", body)
 		assert.Equal(t, http.StatusBadRequest, resp.status, body)
-		assert.Equal(t, fakeopenai.NoJSONMessage, errorMessage(t, resp))
+		assert.Equal(t, fakeopenai.NoJSONMessage, resp.body["error"], "LM Studio's shape: the error is a string")
 	}
 	for _, body := range []string{chatBody, textFormatBody, toolsBody} {
 		resp := post(t, nil, srv.URL()+"/chat/completions", body)
@@ -59,4 +59,20 @@ func TestWithoutJSONMode(t *testing.T) {
 	// Embeddings are not chat requests: never refused.
 	resp := post(t, nil, srv.URL()+"/embeddings", `{"model":"e","input":"x"}`)
 	assert.Equal(t, http.StatusOK, resp.status)
+}
+
+func TestWithoutStreamUsage(t *testing.T) {
+	srv := fakeopenai.New(t, fakeopenai.WithoutStreamUsage())
+	srv.HandleChat(func(fakeopenai.Request) fakeopenai.Reply { return fakeopenai.Text("ok") })
+
+	resp := post(t, nil, srv.URL()+"/chat/completions",
+		`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.status)
+	assert.Equal(t, fakeopenai.NoStreamUsageMessage, resp.body["message"], "vLLM's shape: the message is at the top level")
+	assert.Equal(t, "error", resp.body["object"])
+
+	for _, body := range []string{chatBody, toolsBody, jsonModeBody} {
+		resp := post(t, nil, srv.URL()+"/chat/completions", body)
+		assert.Equal(t, http.StatusOK, resp.status, body)
+	}
 }

@@ -51,9 +51,10 @@
 //
 // # Missing features
 //
-// A server made with WithoutToolCalling or WithoutJSONMode answers a chat
-// request that uses the missing feature with HTTP 400 before step 1, as
-// such a server does, without failing the test.
+// A server made with WithoutToolCalling, WithoutJSONMode or
+// WithoutStreamUsage answers a chat request that uses the missing feature
+// with an error before step 1, in the body shape of a real server that
+// lacks it (Ollama, LM Studio, vLLM), without failing the test.
 //
 // Unknown paths, methods other than POST and bodies that are not JSON also
 // fail the test. The server is closed with t.Cleanup. A Server is safe for

@@ -1,10 +1,12 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"unicode"
@@ -28,6 +30,8 @@ type Chat struct {
 	tokenLimit TokenLimit
 	service    Service
 	endpoint   string
+	log        *slog.Logger
+	refusals   refusals
 }
 
 var _ agent.ChatClient = (*Chat)(nil)
@@ -52,6 +56,7 @@ func NewChat(cfg Config) (*Chat, error) {
 		tokenLimit: cfg.tokenLimit(),
 		service:    cfg.Service(),
 		endpoint:   cfg.Endpoint(),
+		log:        cmp.Or(cfg.Logger, slog.Default()),
 	}, nil
 }
 
@@ -76,27 +81,100 @@ func (c *Chat) Model() string { return c.model }
 // compacted, blank arguments become {}, and malformed text becomes a JSON
 // string holding it (the tool then reports "want a JSON object" to the
 // model). A tool call without an id gets "call_<completion id>_<index>".
+//
+// A server that refuses response_format or tools (see the package
+// documentation, "Servers without JSON mode or tools") is remembered: the
+// request is sent once more without response_format, and later requests
+// leave it out; a request offering tools fails with an error wrapping
+// agent.ErrToolsUnsupported, at once when the refusal is known.
 func (c *Chat) Complete(ctx context.Context, req *agent.ChatRequest) (*agent.ChatResponse, error) {
 	if req == nil {
 		return nil, errors.New("llm/openai: Complete: nil request")
 	}
-	params, err := c.params(req)
-	if err != nil {
+	if _, err := c.params(req); err != nil {
 		return nil, err
 	}
+	what := fmt.Sprintf("chat completion (model %s)", c.model)
 	var out *openai.ChatCompletion
-	err = guarded(ctx, c.endpoint, func(ctx context.Context, report option.RequestOption) (err error) {
-		out, err = c.svc.New(ctx, params, report)
+	err := c.send(ctx, what, req, false, func(ctx context.Context, p openai.ChatCompletionNewParams, opts ...option.RequestOption) (err error) {
+		out, err = c.svc.New(ctx, p, opts...)
 		return err
 	})
 	if err != nil {
-		return nil, wrapAPIError(fmt.Sprintf("chat completion (model %s)", c.model), err)
+		return nil, err
 	}
 	resp, err := responseFromCompletion(out)
 	if err != nil {
-		return nil, fmt.Errorf("llm/openai: chat completion (model %s): %w", c.model, err)
+		return nil, fmt.Errorf("llm/openai: %s: %w", what, err)
 	}
 	return resp, nil
+}
+
+// attempt sends one request with the SDK, passing opts on.
+type attempt func(ctx context.Context, p openai.ChatCompletionNewParams, opts ...option.RequestOption) error
+
+// send sends req with do, under internal/reach's guard (see guarded),
+// leaving out the features the server is known to refuse. When the server
+// refuses a feature the request used (refusedFeature), the request is sent
+// once more without it, and the refusal is remembered and logged when that
+// succeeds; a refusal of tools is remembered at once and fails the call
+// with agent.ErrToolsUnsupported, as does any later request offering
+// tools, without being sent. stream adds stream_options.include_usage.
+func (c *Chat) send(ctx context.Context, what string, req *agent.ChatRequest, stream bool, do attempt) error {
+	used := usedFeatures(req, stream)
+	if used&featureTools != 0 {
+		if refusal := c.refusals.get(featureTools); refusal != nil {
+			return fmt.Errorf("%w (known, request not sent): %w", agent.ErrToolsUnsupported, refusal)
+		}
+	}
+	dropped := c.refusals.known(used)
+	reasons := make(map[feature]error) // dropped on this call's own evidence
+	for {
+		params, err := c.params(without(req, dropped))
+		if err != nil {
+			return err
+		}
+		if stream && dropped&featureStreamUsage == 0 {
+			params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+		}
+		var ans errorAnswer
+		err = guarded(ctx, c.endpoint, func(ctx context.Context, report option.RequestOption) error {
+			return do(ctx, params, report, ans.capture())
+		})
+		if err == nil {
+			for f, why := range reasons {
+				c.learnt(ctx, f, why)
+			}
+			return nil
+		}
+		err = refusalError(what, err, &ans)
+		f, refused := refusedFeature(ans.status, ans.message(), used&^dropped)
+		if !refused || ctx.Err() != nil {
+			return err
+		}
+		if f == featureTools {
+			for f, why := range reasons { // the server got past them
+				c.learnt(ctx, f, why)
+			}
+			c.learnt(ctx, featureTools, err)
+			return fmt.Errorf("%w: %w", agent.ErrToolsUnsupported, err)
+		}
+		dropped |= f
+		reasons[f] = err
+	}
+}
+
+// learnt records that the server refuses f, and logs it the first time.
+func (c *Chat) learnt(ctx context.Context, f feature, why error) {
+	if !c.refusals.learn(f, why) {
+		return
+	}
+	then := "requests leave it out from now on"
+	if f == featureTools {
+		then = "requests offering tools fail with agent.ErrToolsUnsupported from now on"
+	}
+	c.log.WarnContext(ctx, "llm/openai: the server refuses a request field; "+then,
+		"field", f.field(), "endpoint", c.endpoint, "model", c.model, "err", why)
 }
 
 func (c *Chat) params(req *agent.ChatRequest) (openai.ChatCompletionNewParams, error) {

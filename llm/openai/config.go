@@ -3,6 +3,7 @@ package openai
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -124,6 +125,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// HTTPClient sends the requests; nil means http.DefaultClient.
 	HTTPClient *http.Client
+	// Logger receives the one warning a chat client logs when it learns
+	// that the server refuses response_format, tools or stream_options;
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // AzureConfig configures Azure OpenAI.

@@ -51,6 +51,31 @@
 // OPENAI_* defaults are bypassed. DefaultAzureCredential reads its own
 // AZURE_CLIENT_ID, AZURE_TENANT_ID… as documented by azidentity.
 //
+// # Servers without JSON mode or tools
+//
+// Some OpenAI-compatible servers refuse part of a request with an error
+// answer: LM Studio refuses response_format json_object, Ollama refuses
+// tools for a model whose template has none, llama.cpp server refused
+// tools without --jinja, servers with strict validation refuse
+// stream_options. A Chat recognises such a refusal by its status (400 or
+// 422, or 500 or 501 with a word of refusal) and a message that names the
+// field, read from the body whatever its shape ({"error": {"message"}},
+// {"error": "…"}, {"message"}, {"detail"}); then:
+//
+//   - response_format and stream_options: the request is sent once more
+//     without the field; when that succeeds the refusal is remembered and
+//     later requests leave the field out (a refusal of json_object is kept
+//     apart from one of json_schema). A JSON schema left out is given
+//     to the model in words at the end of the system message. The answer
+//     is then JSON only as far as the model obeys the prompt: parse it
+//     leniently (package prompts does).
+//   - tools: the call fails with an error wrapping agent.ErrToolsUnsupported
+//     (an answer written without the tools is not what was asked for), and
+//     later requests offering tools fail so at once, without being sent.
+//
+// Each refusal is logged once, at warning level, on Config.Logger; Refused
+// lists them. Refusals are kept per Chat, for its lifetime.
+//
 // # Max tokens
 //
 // ChatRequest.MaxTokens is sent as max_completion_tokens to OpenAI and

@@ -2,7 +2,9 @@ package openai
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -39,6 +41,35 @@ func FuzzResponseFromCompletion(f *testing.F) {
 		}
 		if _, err := json.Marshal(resp.Message); err != nil {
 			t.Fatalf("message does not marshal: %v", err)
+		}
+	})
+}
+
+// FuzzErrorAnswer feeds arbitrary error bodies, as any server may send,
+// through the reading of their message and the decision whether they
+// refuse a feature: no panic, a message of at most 500 bytes plus the
+// ellipsis and valid UTF-8, and never a refusal of a feature the request
+// did not use.
+func FuzzErrorAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"error":{"message":"registry.ollama.ai/library/x does not support tools","type":"api_error"}}`,
+		`{"error":"'response_format.type' must be 'json_schema' or 'text'"}`,
+		`{"object":"error","message":"stream_options: Extra inputs are not permitted","code":400}`,
+		`{"detail":[{"loc":["body","stream_options",0],"msg":"Extra inputs are not permitted"}]}`,
+		`{"detail":{"loc":null,"msg":{"a":[]}}}`, `{"error":null}`, `[]`, ``, "\xff\xfe",
+		`{"detail":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`,
+	} {
+		f.Add([]byte(s), 400, uint8(0xff))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, status int, used uint8) {
+		a := errorAnswer{status: status, body: body}
+		msg := a.message()
+		if len(msg) > 500+len("…") || !utf8.ValidString(msg) {
+			t.Fatalf("message %q", msg)
+		}
+		f, ok := refusedFeature(status, msg, feature(used))
+		if ok && (feature(used)&f == 0 || f == 0) {
+			t.Fatalf("refused %v, not among the used %v", f, feature(used))
 		}
 	})
 }

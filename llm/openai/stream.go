@@ -26,6 +26,11 @@ var ErrStreamCut = errors.New("stream ended before the answer finished")
 // text, tool-call arguments made valid JSON, missing call ids supplied),
 // with the usage the server reported.
 //
+// A server that refuses response_format, tools or stream_options is
+// handled as Complete handles it; nothing has been yielded then. Without
+// stream_options the usage is what the server reports unasked, often
+// none.
+//
 // Failures are Complete's, yielded once: an unreachable server wraps
 // ErrUnreachable, a 404 ErrNotFound, and the SDK retries a failed request
 // before its first chunk as Config.MaxRetries says. An error event or a
@@ -39,20 +44,17 @@ func (c *Chat) CompleteStream(ctx context.Context, req *agent.ChatRequest) iter.
 			yield(agent.ChatDelta{}, errors.New("llm/openai: CompleteStream: nil request"))
 			return
 		}
-		params, err := c.params(req)
-		if err != nil {
+		if _, err := c.params(req); err != nil {
 			yield(agent.ChatDelta{}, err)
 			return
 		}
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-
 		var (
 			acc     openai.ChatCompletionAccumulator
 			stopped bool
 			what    = fmt.Sprintf("chat completion stream (model %s)", c.model)
 		)
-		err = guarded(ctx, c.endpoint, func(ctx context.Context, report option.RequestOption) error {
-			stream := c.svc.NewStreaming(ctx, params, report)
+		err := c.send(ctx, what, req, true, func(ctx context.Context, p openai.ChatCompletionNewParams, opts ...option.RequestOption) error {
+			stream := c.svc.NewStreaming(ctx, p, opts...)
 			defer stream.Close()
 			for stream.Next() {
 				chunk := stream.Current()
@@ -74,7 +76,7 @@ func (c *Chat) CompleteStream(ctx context.Context, req *agent.ChatRequest) iter.
 		case stopped:
 			return
 		case err != nil:
-			yield(agent.ChatDelta{}, wrapAPIError(what, err))
+			yield(agent.ChatDelta{}, err)
 			return
 		}
 		if len(acc.Choices) > 0 && acc.Choices[0].FinishReason == "" {
