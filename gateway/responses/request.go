@@ -1,0 +1,672 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentmemory/agentmemory/agent"
+)
+
+// ErrInvalid is wrapped by the errors of a request or an upstream answer
+// that is malformed: not JSON, a field of the wrong type, a missing
+// required field. The message names what was wrong. A gateway answers a
+// client's malformed request with HTTP 400.
+var ErrInvalid = errors.New("responses: invalid")
+
+// ErrUnsupported is wrapped by the errors of a request that asks for what
+// Chat Completions cannot do: a hosted tool (web_search, file_search…), a
+// stored prompt, a background run, an input item only OpenAI's servers
+// can resolve. The message names the tool, field or item type. A gateway
+// answers it with HTTP 400.
+var ErrUnsupported = errors.New("responses: not supported over Chat Completions")
+
+// Request is a Responses create request, parsed and translated.
+//
+// The fields below are what a gateway acts on; the Chat Completions body
+// itself is built by ChatBody.
+type Request struct {
+	// Model is the model the request names.
+	Model string
+	// Stream is true when the client asked for server-sent events.
+	Stream bool
+	// Instructions is the request's system instructions, or empty.
+	Instructions string
+	// Input is the request's input as agent messages, in order: the turn
+	// to record. Function calls become an assistant message's ToolCalls
+	// and their outputs tool messages; images and files are not carried.
+	Input []agent.Message
+	// User is the request's user field, or empty.
+	User string
+	// Metadata is the request's metadata, or nil.
+	Metadata map[string]string
+
+	// The Responses-only fields, which never reach the upstream.
+
+	// PreviousResponseID names the response this one continues, or is
+	// empty. The upstream keeps no chain: the gateway supplies the earlier
+	// turns, through ChatBody's prepend argument.
+	PreviousResponseID string
+	// Store is false when the client asked the response not to be stored
+	// ("store": false); true otherwise, as in the Responses API.
+	Store bool
+	// Conversation is the id of the conversation the request names
+	// (a string or an object with an id), or empty.
+	Conversation string
+	// Include lists the extra output the client asked for.
+	// "message.output_text.logprobs" is honoured; the others name output
+	// of hosted tools and reasoning, which a Chat Completions upstream
+	// does not produce.
+	Include []string
+	// Truncation is "auto" or "disabled" (the default) as the client sent it.
+	Truncation string
+	// Withheld holds the other Responses-only fields the request carried
+	// (max_tool_calls, context_management, background when false), which
+	// are not sent upstream and have no effect.
+	Withheld map[string]json.RawMessage
+
+	// Passthrough holds the fields this package does not know, which
+	// ChatBody sends upstream verbatim (service_tier, prompt_cache_key,
+	// seed…). A gateway deletes the keys that are its own (an API
+	// extension such as memory_config) before calling ChatBody.
+	Passthrough map[string]json.RawMessage
+
+	chat     map[string]json.RawMessage // the translated fields, without messages
+	messages []chatMessage              // instructions, then the translated input
+	echo     echo                       // what the response object echoes
+}
+
+// field is a handler for one known request field. It is called only when
+// the field is present and not null.
+type field struct {
+	name  string
+	parse func(r *Request, v json.RawMessage) error
+}
+
+// fields are the known request fields, in the order they are checked, so
+// that the first error reported does not depend on map order.
+var fields = []field{
+	{"model", parseModel},
+	{"instructions", parseInstructions},
+	{"input", parseInput},
+	{"tools", parseTools},
+	{"tool_choice", parseToolChoice},
+	{"parallel_tool_calls", parseParallelToolCalls},
+	{"text", parseText},
+	{"max_output_tokens", parseMaxOutputTokens},
+	{"temperature", parseTemperature},
+	{"top_p", parseTopP},
+	{"user", parseUser},
+	{"metadata", parseMetadata},
+	{"reasoning", parseReasoning},
+	{"stream", parseStream},
+	{"stream_options", parseStreamOptions},
+	{"top_logprobs", parseTopLogprobs},
+	{"include", parseInclude},
+	{"store", parseStore},
+	{"previous_response_id", parsePreviousResponseID},
+	{"conversation", parseConversation},
+	{"truncation", parseTruncation},
+	{"background", parseBackground},
+	{"prompt", parsePrompt},
+	{"max_tool_calls", withhold("max_tool_calls")},
+	{"context_management", withhold("context_management")},
+}
+
+// ParseRequest parses the body of a POST /v1/responses request and
+// translates it for a Chat Completions upstream. Errors wrap ErrInvalid
+// (malformed request) or ErrUnsupported (a feature Chat Completions lacks)
+// and name the field, input item or tool at fault.
+func ParseRequest(body []byte) (*Request, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("%w: request body is not a JSON object: %v", ErrInvalid, err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%w: request body is null, want a JSON object", ErrInvalid)
+	}
+	r := &Request{
+		Store:       true,
+		Passthrough: make(map[string]json.RawMessage),
+		Withheld:    make(map[string]json.RawMessage),
+		chat:        make(map[string]json.RawMessage),
+		echo:        defaultEcho(),
+	}
+	known := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		known[f.name] = true
+		v, ok := raw[f.name]
+		if !ok || isNull(v) {
+			continue
+		}
+		if err := f.parse(r, v); err != nil {
+			return nil, err
+		}
+	}
+	if r.Model == "" {
+		return nil, fmt.Errorf("%w: model is required", ErrInvalid)
+	}
+	for k, v := range raw {
+		if !known[k] {
+			r.Passthrough[k] = v
+		}
+	}
+	return r, nil
+}
+
+// ChatBody returns the Chat Completions request body: the translated
+// fields, the Passthrough fields, and the messages — the instructions as a
+// system message, then prepend (a gateway's memory block and the earlier
+// turns of the conversation), then the request's input. A prepended
+// message must have a valid role, and a tool message a ToolCallID.
+func (r *Request) ChatBody(prepend ...agent.Message) ([]byte, error) {
+	msgs := make([]chatMessage, 0, len(r.messages)+len(prepend))
+	n := 0
+	if r.Instructions != "" {
+		msgs, n = append(msgs, r.messages[0]), 1
+	}
+	for i, m := range prepend {
+		cm, err := fromAgent(m)
+		if err != nil {
+			return nil, fmt.Errorf("prepended message %d: %w", i, err)
+		}
+		msgs = append(msgs, cm)
+	}
+	msgs = append(msgs, r.messages[n:]...)
+	body := make(map[string]json.RawMessage, len(r.chat)+len(r.Passthrough)+1)
+	for k, v := range r.Passthrough {
+		body[k] = v
+	}
+	for k, v := range r.chat {
+		body[k] = v
+	}
+	m, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, fmt.Errorf("responses: encoding messages: %w", err)
+	}
+	body["messages"] = m
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("responses: encoding chat body: %w", err)
+	}
+	return b, nil
+}
+
+// fromAgent turns an agent message into a Chat Completions message.
+func fromAgent(m agent.Message) (chatMessage, error) {
+	if !m.Role.Valid() {
+		return chatMessage{}, fmt.Errorf("%w: role %q", ErrInvalid, m.Role)
+	}
+	if m.Role == agent.RoleTool && m.ToolCallID == "" {
+		return chatMessage{}, fmt.Errorf("%w: tool message without a tool call id", ErrInvalid)
+	}
+	cm := chatMessage{Role: string(m.Role), Name: m.Name, ToolCallID: m.ToolCallID, Content: jsonString(m.Text)}
+	for _, tc := range m.ToolCalls {
+		args := string(tc.Arguments)
+		if args == "" {
+			args = "{}"
+		}
+		cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatFunction{Name: tc.Name, Arguments: args}})
+	}
+	if m.Text == "" && len(m.ToolCalls) > 0 {
+		cm.Content = jsonNull
+	}
+	return cm, nil
+}
+
+// chatMessage is one message of a Chat Completions request.
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       string          `json:"name,omitempty"`
+	ToolCalls  []chatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// chatToolCall is a function call of a Chat Completions assistant message.
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function chatFunction `json:"function"`
+}
+
+// chatFunction is the function a chatToolCall names, with its arguments text.
+type chatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+var jsonNull = json.RawMessage("null")
+
+// isNull reports whether v is JSON null.
+func isNull(v json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(v), jsonNull) }
+
+// jsonString returns s as a JSON string.
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s) // a string always marshals
+	return b
+}
+
+// mustJSON marshals v, which is built by this package and always marshals.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("responses: marshalling %T: %v", v, err))
+	}
+	return b
+}
+
+// decode unmarshals a field's value, naming the field in the error.
+func decode(name string, v json.RawMessage, dst any, want string) error {
+	if err := json.Unmarshal(v, dst); err != nil {
+		return fmt.Errorf("%w: %s must be %s, got %s", ErrInvalid, name, want, abbrev(v))
+	}
+	return nil
+}
+
+// abbrev returns v shortened for an error message.
+func abbrev(v json.RawMessage) string {
+	const max = 40
+	s := string(bytes.TrimSpace(v))
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+func parseModel(r *Request, v json.RawMessage) error {
+	if err := decode("model", v, &r.Model, "a string"); err != nil {
+		return err
+	}
+	r.chat["model"] = v
+	return nil
+}
+
+func parseInstructions(r *Request, v json.RawMessage) error {
+	if err := decode("instructions", v, &r.Instructions, "a string"); err != nil {
+		return err
+	}
+	r.echo.Instructions = v
+	if r.Instructions != "" { // parsed before input, so first
+		r.messages = append(r.messages, chatMessage{Role: "system", Content: jsonString(r.Instructions)})
+	}
+	return nil
+}
+
+func parseTools(r *Request, v json.RawMessage) error {
+	var tools []json.RawMessage
+	if err := decode("tools", v, &tools, "an array"); err != nil {
+		return err
+	}
+	chat := make([]json.RawMessage, 0, len(tools))
+	for i, t := range tools {
+		ct, err := chatTool(t)
+		if err != nil {
+			return fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		chat = append(chat, ct)
+	}
+	r.echo.Tools = v
+	if len(chat) > 0 {
+		r.chat["tools"] = mustJSON(chat)
+	}
+	return nil
+}
+
+// responsesTool is a tool of a Responses request; function tools are
+// flattened: their name, description and parameters sit beside the type.
+type responsesTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description *string         `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
+}
+
+// chatTool translates one Responses tool into a Chat Completions tool.
+func chatTool(v json.RawMessage) (json.RawMessage, error) {
+	var t responsesTool
+	if err := json.Unmarshal(v, &t); err != nil {
+		return nil, fmt.Errorf("%w: want a tool object, got %s", ErrInvalid, abbrev(v))
+	}
+	switch t.Type {
+	case "function":
+	case "":
+		return nil, fmt.Errorf("%w: tool has no type", ErrInvalid)
+	default:
+		return nil, fmt.Errorf("%w: tool type %q: a Chat Completions upstream runs only function tools", ErrUnsupported, t.Type)
+	}
+	if t.Name == "" {
+		return nil, fmt.Errorf("%w: function tool has no name", ErrInvalid)
+	}
+	fn := struct {
+		Name        string          `json:"name"`
+		Description *string         `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	}{t.Name, t.Description, t.Parameters, t.Strict}
+	if isNull(fn.Parameters) {
+		fn.Parameters = nil
+	}
+	return mustJSON(map[string]any{"type": "function", "function": fn}), nil
+}
+
+// namedTool is a tool named in a tool_choice.
+type namedTool struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// chatFunctionChoice returns the Chat Completions form of a named function.
+func chatFunctionChoice(t namedTool, where string) (map[string]any, error) {
+	switch t.Type {
+	case "function":
+	case "":
+		return nil, fmt.Errorf("%w: %s has no type", ErrInvalid, where)
+	default:
+		return nil, fmt.Errorf("%w: %s: tool type %q: a Chat Completions upstream runs only function tools", ErrUnsupported, where, t.Type)
+	}
+	if t.Name == "" {
+		return nil, fmt.Errorf("%w: %s names no function", ErrInvalid, where)
+	}
+	return map[string]any{"type": "function", "function": map[string]string{"name": t.Name}}, nil
+}
+
+func parseToolChoice(r *Request, v json.RawMessage) error {
+	r.echo.ToolChoice = v
+	var mode string
+	if json.Unmarshal(v, &mode) == nil {
+		switch mode {
+		case "none", "auto", "required":
+			r.chat["tool_choice"] = v
+			return nil
+		}
+		return fmt.Errorf("%w: tool_choice %q, want none, auto, required or an object", ErrInvalid, mode)
+	}
+	var c struct {
+		Type  string      `json:"type"`
+		Name  string      `json:"name"`
+		Mode  string      `json:"mode"`
+		Tools []namedTool `json:"tools"`
+	}
+	if err := decode("tool_choice", v, &c, "a string or an object"); err != nil {
+		return err
+	}
+	if c.Type == "allowed_tools" {
+		tools := make([]map[string]any, 0, len(c.Tools))
+		for i, t := range c.Tools {
+			ct, err := chatFunctionChoice(t, fmt.Sprintf("tool_choice.tools[%d]", i))
+			if err != nil {
+				return err
+			}
+			tools = append(tools, ct)
+		}
+		r.chat["tool_choice"] = mustJSON(map[string]any{
+			"type":          "allowed_tools",
+			"allowed_tools": map[string]any{"mode": c.Mode, "tools": tools},
+		})
+		return nil
+	}
+	ct, err := chatFunctionChoice(namedTool{Type: c.Type, Name: c.Name}, "tool_choice")
+	if err != nil {
+		return err
+	}
+	r.chat["tool_choice"] = mustJSON(ct)
+	return nil
+}
+
+func parseParallelToolCalls(r *Request, v json.RawMessage) error {
+	var b bool
+	if err := decode("parallel_tool_calls", v, &b, "a boolean"); err != nil {
+		return err
+	}
+	r.echo.ParallelToolCalls = b
+	if _, ok := r.chat["tools"]; ok { // tools are parsed first
+		// Chat Completions refuses parallel_tool_calls without tools.
+		r.chat["parallel_tool_calls"] = v
+	}
+	return nil
+}
+
+func parseText(r *Request, v json.RawMessage) error {
+	var t struct {
+		Format    json.RawMessage `json:"format"`
+		Verbosity json.RawMessage `json:"verbosity"`
+	}
+	if err := decode("text", v, &t, "an object"); err != nil {
+		return err
+	}
+	r.echo.Text = v
+	if len(t.Verbosity) > 0 && !isNull(t.Verbosity) {
+		r.chat["verbosity"] = t.Verbosity
+	}
+	if len(t.Format) == 0 || isNull(t.Format) {
+		return nil
+	}
+	var f struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Schema      json.RawMessage `json:"schema"`
+		Description *string         `json:"description"`
+		Strict      *bool           `json:"strict"`
+	}
+	if err := decode("text.format", t.Format, &f, "an object"); err != nil {
+		return err
+	}
+	switch f.Type {
+	case "text":
+		// Plain text is the default; saying nothing suits the servers
+		// that know no response_format.
+	case "json_object":
+		r.chat["response_format"] = json.RawMessage(`{"type":"json_object"}`)
+	case "json_schema":
+		if f.Name == "" {
+			return fmt.Errorf("%w: text.format of type json_schema has no name", ErrInvalid)
+		}
+		if len(f.Schema) == 0 || isNull(f.Schema) {
+			return fmt.Errorf("%w: text.format of type json_schema has no schema", ErrInvalid)
+		}
+		js := struct {
+			Name        string          `json:"name"`
+			Schema      json.RawMessage `json:"schema"`
+			Description *string         `json:"description,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
+		}{f.Name, f.Schema, f.Description, f.Strict}
+		r.chat["response_format"] = mustJSON(map[string]any{"type": "json_schema", "json_schema": js})
+	default:
+		return fmt.Errorf("%w: text.format type %q, want text, json_object or json_schema", ErrInvalid, f.Type)
+	}
+	return nil
+}
+
+func parseMaxOutputTokens(r *Request, v json.RawMessage) error {
+	var n int64
+	if err := decode("max_output_tokens", v, &n, "an integer"); err != nil {
+		return err
+	}
+	if n <= 0 {
+		return fmt.Errorf("%w: max_output_tokens must be positive, got %d", ErrInvalid, n)
+	}
+	r.echo.MaxOutputTokens = v
+	r.chat["max_completion_tokens"] = v
+	return nil
+}
+
+func parseTemperature(r *Request, v json.RawMessage) error {
+	if err := decode("temperature", v, &r.echo.Temperature, "a number"); err != nil {
+		return err
+	}
+	r.chat["temperature"] = v
+	return nil
+}
+
+func parseTopP(r *Request, v json.RawMessage) error {
+	if err := decode("top_p", v, &r.echo.TopP, "a number"); err != nil {
+		return err
+	}
+	r.chat["top_p"] = v
+	return nil
+}
+
+func parseUser(r *Request, v json.RawMessage) error {
+	if err := decode("user", v, &r.User, "a string"); err != nil {
+		return err
+	}
+	r.echo.User = v
+	r.chat["user"] = v
+	return nil
+}
+
+func parseMetadata(r *Request, v json.RawMessage) error {
+	if err := decode("metadata", v, &r.Metadata, "an object of strings"); err != nil {
+		return err
+	}
+	r.echo.Metadata = v
+	r.chat["metadata"] = v
+	return nil
+}
+
+func parseReasoning(r *Request, v json.RawMessage) error {
+	var re struct {
+		Effort json.RawMessage `json:"effort"`
+	}
+	if err := decode("reasoning", v, &re, "an object"); err != nil {
+		return err
+	}
+	r.echo.Reasoning = v
+	if len(re.Effort) > 0 && !isNull(re.Effort) {
+		var s string
+		if err := decode("reasoning.effort", re.Effort, &s, "a string"); err != nil {
+			return err
+		}
+		r.chat["reasoning_effort"] = re.Effort
+	}
+	return nil
+}
+
+func parseStream(r *Request, v json.RawMessage) error {
+	if err := decode("stream", v, &r.Stream, "a boolean"); err != nil {
+		return err
+	}
+	if r.Stream {
+		r.chat["stream"] = v
+		// The final event carries the usage: always ask for it.
+		// parseStreamOptions, run next, adds the client's options.
+		r.chat["stream_options"] = json.RawMessage(`{"include_usage":true}`)
+	}
+	return nil
+}
+
+func parseStreamOptions(r *Request, v json.RawMessage) error {
+	var so struct {
+		IncludeObfuscation *bool `json:"include_obfuscation"`
+	}
+	if err := decode("stream_options", v, &so, "an object"); err != nil {
+		return err
+	}
+	if !r.Stream {
+		return nil // Chat Completions refuses stream_options without stream.
+	}
+	m := map[string]any{"include_usage": true}
+	if so.IncludeObfuscation != nil {
+		m["include_obfuscation"] = *so.IncludeObfuscation
+	}
+	r.chat["stream_options"] = mustJSON(m)
+	return nil
+}
+
+func parseTopLogprobs(r *Request, v json.RawMessage) error {
+	var n int
+	if err := decode("top_logprobs", v, &n, "an integer"); err != nil {
+		return err
+	}
+	r.echo.TopLogprobs = n
+	r.chat["logprobs"] = json.RawMessage("true")
+	r.chat["top_logprobs"] = v
+	return nil
+}
+
+// includeLogprobs is the include value that asks for output logprobs.
+const includeLogprobs = "message.output_text.logprobs"
+
+func parseInclude(r *Request, v json.RawMessage) error {
+	if err := decode("include", v, &r.Include, "an array of strings"); err != nil {
+		return err
+	}
+	if slices.Contains(r.Include, includeLogprobs) {
+		r.chat["logprobs"] = json.RawMessage("true")
+	}
+	return nil
+}
+
+func parseStore(r *Request, v json.RawMessage) error {
+	if err := decode("store", v, &r.Store, "a boolean"); err != nil {
+		return err
+	}
+	r.echo.Store = r.Store
+	return nil
+}
+
+func parsePreviousResponseID(r *Request, v json.RawMessage) error {
+	if err := decode("previous_response_id", v, &r.PreviousResponseID, "a string"); err != nil {
+		return err
+	}
+	r.echo.PreviousResponseID = v
+	return nil
+}
+
+func parseConversation(r *Request, v json.RawMessage) error {
+	if json.Unmarshal(v, &r.Conversation) == nil {
+		return nil
+	}
+	var c struct {
+		ID string `json:"id"`
+	}
+	if err := decode("conversation", v, &c, "a string or an object with an id"); err != nil {
+		return err
+	}
+	r.Conversation = c.ID
+	return nil
+}
+
+func parseTruncation(r *Request, v json.RawMessage) error {
+	if err := decode("truncation", v, &r.Truncation, "a string"); err != nil {
+		return err
+	}
+	if r.Truncation != "auto" && r.Truncation != "disabled" {
+		return fmt.Errorf("%w: truncation %q, want auto or disabled", ErrInvalid, r.Truncation)
+	}
+	r.echo.Truncation = r.Truncation
+	return nil
+}
+
+func parseBackground(r *Request, v json.RawMessage) error {
+	var b bool
+	if err := decode("background", v, &b, "a boolean"); err != nil {
+		return err
+	}
+	if b {
+		return fmt.Errorf("%w: background: true (a background response is polled from OpenAI's servers)", ErrUnsupported)
+	}
+	r.Withheld["background"] = v
+	return nil
+}
+
+func parsePrompt(_ *Request, _ json.RawMessage) error {
+	return fmt.Errorf("%w: prompt (a prompt template is stored on OpenAI's servers)", ErrUnsupported)
+}
+
+// withhold returns the handler of a Responses-only field that is kept
+// from the upstream and has no effect.
+func withhold(name string) func(*Request, json.RawMessage) error {
+	return func(r *Request, v json.RawMessage) error {
+		r.Withheld[name] = v
+		return nil
+	}
+}
+
+// ErrUpstream is wrapped by the errors of an upstream answer that is an
+// error ({"error": {"message": …}}), in a body or in a stream.
+var ErrUpstream = errors.New("responses: upstream error")
