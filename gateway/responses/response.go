@@ -353,7 +353,7 @@ func FromChat(chatJSON []byte, meta Meta) (*Result, error) {
 	msg := choice.Message
 	out := agent.Message{Role: agent.RoleAssistant}
 	var content []json.RawMessage
-	if msg.Content != nil && (*msg.Content != "" || (len(msg.ToolCalls) == 0 && msg.Refusal == nil)) {
+	if msg.Content != nil && *msg.Content != "" {
 		var lp []json.RawMessage
 		if choice.Logprobs != nil {
 			lp = choice.Logprobs.Content
@@ -361,8 +361,12 @@ func FromChat(chatJSON []byte, meta Meta) (*Result, error) {
 		content = append(content, mustJSON(newTextPart(*msg.Content, lp)))
 		out.Text = *msg.Content
 	}
-	if msg.Refusal != nil {
+	if msg.Refusal != nil && *msg.Refusal != "" {
 		content = append(content, mustJSON(refusalPart{Type: "refusal", Refusal: *msg.Refusal}))
+	}
+	if content == nil && len(msg.ToolCalls) == 0 {
+		// An empty answer is one message with empty text.
+		content = append(content, mustJSON(newTextPart("", nil)))
 	}
 	if content != nil {
 		o.Output = append(o.Output, mustJSON(messageItem{
