@@ -11,9 +11,11 @@
 // ParseRequest reads a Responses create request and ChatBody writes the
 // Chat Completions body:
 //
-//   - model, temperature, top_p, user, metadata and stream keep their
-//     names; stream also asks for the usage chunk, which the final event
-//     needs. stream_options.include_obfuscation is kept.
+//   - model, temperature, top_p, user and stream keep their names; stream
+//     also asks for the usage chunk, which the final event needs.
+//     stream_options.include_obfuscation is kept. metadata is echoed in
+//     the response but not sent: OpenAI's Chat Completions accepts it only
+//     with store: true, which would store the completion there.
 //   - instructions become the first message, a system message; ChatBody's
 //     prepend messages (a gateway's memory block and earlier turns) follow
 //     it, then the input.

@@ -40,7 +40,9 @@ type Request struct {
 	Input []agent.Message
 	// User is the request's user field, or empty.
 	User string
-	// Metadata is the request's metadata, or nil.
+	// Metadata is the request's metadata, or nil. It is echoed in the
+	// response but not sent upstream: OpenAI's Chat Completions accepts
+	// metadata only with store: true.
 	Metadata map[string]string
 
 	// The Responses-only fields, which never reach the upstream.
@@ -523,8 +525,10 @@ func parseMetadata(r *Request, v json.RawMessage) error {
 	if err := decode("metadata", v, &r.Metadata, "an object of strings"); err != nil {
 		return err
 	}
+	// Not sent upstream: OpenAI's Chat Completions refuses metadata
+	// without store: true, and storing the completion there is not what
+	// the client asked for. The response object echoes it.
 	r.echo.Metadata = v
-	r.chat["metadata"] = v
 	return nil
 }
 

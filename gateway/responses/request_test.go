@@ -80,7 +80,6 @@ func TestRequestTranslatesEveryMappedField(t *testing.T) {
 		"temperature": 0.5,
 		"top_p": 0.9,
 		"user": "u-1",
-		"metadata": {"k":"v"},
 		"reasoning_effort": "low",
 		"stream": true,
 		"stream_options": {"include_usage": true, "include_obfuscation": false},
@@ -102,6 +101,25 @@ func TestRequestTranslatesEveryMappedField(t *testing.T) {
 	}
 	if len(r.Passthrough) != 2 || string(r.Passthrough["seed"]) != "7" {
 		t.Errorf("Passthrough = %v", r.Passthrough)
+	}
+}
+
+func TestRequestKeepsMetadataFromTheUpstream(t *testing.T) {
+	// OpenAI's Chat Completions refuses metadata without store: true
+	// ("The 'metadata' parameter is only allowed when 'store' is
+	// enabled"), and storing the completion there is not what a Responses
+	// client's metadata asks for. It is echoed in the response instead.
+	r, got := chatBody(t, `{"model":"m","input":"hi","metadata":{"session":"s1"}}`)
+	sameJSON(t, got, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if r.Metadata["session"] != "s1" {
+		t.Errorf("Metadata = %v", r.Metadata)
+	}
+	res, err := resp.FromChat([]byte(`{"choices":[{"index":0,"message":{"content":"x"},"finish_reason":"stop"}]}`), resp.Meta{Request: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rawField(string(res.Body), "metadata") != `{"session":"s1"}` {
+		t.Errorf("response metadata %s", rawField(string(res.Body), "metadata"))
 	}
 }
 
