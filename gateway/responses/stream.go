@@ -23,8 +23,8 @@ var ErrStreamDone = errors.New("responses: stream already finished")
 // Stream translates a streamed Chat Completions answer into the Responses
 // API's server-sent events, as it arrives. Feed it each chunk's data with
 // Chunk, then call Finish (or Fail). Each call writes whole events to w —
-// a caller serving HTTP flushes after each — and the first writes
-// response.created and response.in_progress.
+// a caller serving HTTP flushes after each — and the first (or Start)
+// writes response.created and response.in_progress.
 //
 // A Stream is not safe for concurrent use.
 type Stream struct {
@@ -133,13 +133,14 @@ func (s *Stream) Chunk(data []byte) error {
 	if err := s.check(&c); err != nil {
 		return err
 	}
-	s.start()
+	// Set before the opening events, which name the model that answers.
 	if c.Model != "" {
 		s.obj.Model = c.Model
 	}
 	if c.ServiceTier != nil {
 		s.obj.ServiceTier = c.ServiceTier
 	}
+	s.start()
 	if c.Usage != nil {
 		s.usage = c.Usage
 	}
@@ -193,6 +194,18 @@ func (s *Stream) check(c *chatChunk) error {
 		}
 	}
 	return nil
+}
+
+// Start writes the opening events, response.created and
+// response.in_progress, unless they were written. A gateway calls it once
+// the upstream accepted the request, so the client hears back before the
+// first token; otherwise the first Chunk writes them.
+func (s *Stream) Start() error {
+	if s.finished {
+		return ErrStreamDone
+	}
+	s.start()
+	return s.err
 }
 
 // start writes the opening events, once.

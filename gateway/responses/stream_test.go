@@ -361,3 +361,49 @@ func TestStreamReportsAWriteError(t *testing.T) {
 		t.Errorf("Chunk = %v, want the write error naming the event", err)
 	}
 }
+
+func TestStreamStartsBeforeTheFirstChunk(t *testing.T) {
+	var buf bytes.Buffer
+	st := resp.NewStream(&buf, resp.Meta{ID: "resp_early"})
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	evs := parseSSE(t, buf.Bytes())
+	if got := strings.Join(names(evs), " "); got != "response.created response.in_progress" {
+		t.Fatalf("Start wrote %s", got)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Chunk(chunk(`{"content":"hi"}`, "stop")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	evs = parseSSE(t, buf.Bytes())
+	if n := strings.Count(strings.Join(names(evs), " "), "response.created"); n != 1 {
+		t.Errorf("response.created written %d times", n)
+	}
+	accumulate(t, evs)
+}
+
+func TestStreamCreatedEventNamesTheUpstreamModel(t *testing.T) {
+	req, err := resp.ParseRequest([]byte(`{"model":"alias","input":"x","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	st := resp.NewStream(&buf, resp.Meta{Request: req})
+	if err := st.Chunk(chunk(`{"content":"hi"}`, "stop")); err != nil {
+		t.Fatal(err)
+	}
+	evs := parseSSE(t, buf.Bytes())
+	var created responses.ResponseStreamEventUnion
+	if err := json.Unmarshal(evs[0].data, &created); err != nil {
+		t.Fatal(err)
+	}
+	if m := created.AsResponseCreated().Response.Model; m != "m-up" {
+		t.Errorf("response.created model %q, want the upstream's m-up", m)
+	}
+}
