@@ -55,9 +55,10 @@ type streamItem struct {
 	// A message's content parts.
 	parts []*streamPart
 
-	// A function call's fields.
-	callID, name string
-	args         strings.Builder
+	// A function call's fields: givenID is the id the upstream gave, and
+	// callID that or one supplied.
+	callID, givenID, name string
+	args                  strings.Builder
 }
 
 // streamPart is a content part of a streamed message.
@@ -180,6 +181,9 @@ func (s *Stream) check(c *chatChunk) error {
 		if ch.Index != 0 {
 			continue
 		}
+		// The ids of the calls open at each index once this chunk's
+		// earlier fragments are taken.
+		open := make(map[int]string)
 		for i, tc := range ch.Delta.ToolCalls {
 			idx := i
 			if tc.Index != nil {
@@ -188,8 +192,17 @@ func (s *Stream) check(c *chatChunk) error {
 			if idx < 0 {
 				return fmt.Errorf("%w: upstream chunk's tool call has index %d", ErrInvalid, idx)
 			}
-			if _, open := s.calls[idx]; !open && tc.Function.Name == "" {
-				return fmt.Errorf("%w: upstream chunk starts tool call %d without a function name", ErrInvalid, idx)
+			id, ok := open[idx]
+			if !ok {
+				if it, was := s.calls[idx]; was {
+					id, ok = it.givenID, true
+				}
+			}
+			if !ok || (tc.ID != "" && tc.ID != id) {
+				if tc.Function.Name == "" {
+					return fmt.Errorf("%w: upstream chunk starts tool call %d without a function name", ErrInvalid, idx)
+				}
+				open[idx] = tc.ID
 			}
 		}
 	}
@@ -252,15 +265,17 @@ func (s *Stream) textDelta(refusal bool, delta string, logprobs []json.RawMessag
 // after a call opens a new message item.
 func (s *Stream) callDelta(idx int, id, name, args string) {
 	it, open := s.calls[idx]
-	if !open {
+	// A new id at an open index is a new call: some servers send each
+	// call whole, all at index 0 or without an index.
+	if !open || (id != "" && id != it.givenID) {
 		if s.text != nil {
 			s.closeItem(s.text, "completed")
 			s.text = nil
 		}
+		it = &streamItem{index: len(s.items), id: newID("fc_", 24), call: true, callID: id, givenID: id, name: name}
 		if id == "" {
-			id = newID("call_", 12)
+			it.callID = newID("call_", 12)
 		}
-		it = &streamItem{index: len(s.items), id: newID("fc_", 24), call: true, callID: id, name: name}
 		s.items = append(s.items, it)
 		s.calls[idx] = it
 		s.emit(event{Type: "response.output_item.added", OutputIndex: ptr(it.index), Item: it.json("in_progress")})

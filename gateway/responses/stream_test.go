@@ -407,3 +407,38 @@ func TestStreamCreatedEventNamesTheUpstreamModel(t *testing.T) {
 		t.Errorf("response.created model %q, want the upstream's m-up", m)
 	}
 }
+
+func TestStreamTellsCallsApartByIDWhenTheIndexRepeats(t *testing.T) {
+	// A server that sends each call whole in a chunk of its own, always at
+	// index 0 (or without one), still makes two calls.
+	evs, res, err := feed(t,
+		chunk(`{"tool_calls":[{"id":"c1","type":"function","function":{"name":"a","arguments":"{\"n\":1}"}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"id":"c2","type":"function","function":{"name":"b","arguments":"{\"n\":"}}]}`),
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"2}"}}]}`),
+		chunk(`{}`, "tool_calls"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := accumulate(t, evs)
+	if len(snap.Output) != 2 || snap.Output[0].Arguments != `{"n":1}` || snap.Output[1].CallID != "c2" || snap.Output[1].Arguments != `{"n":2}` {
+		t.Errorf("accumulated %+v", snap.Output)
+	}
+	if len(res.Message.ToolCalls) != 2 {
+		t.Errorf("recorded %+v", res.Message.ToolCalls)
+	}
+}
+
+func TestStreamTakesANameAndArgumentsOfOneCallInOneChunk(t *testing.T) {
+	evs, _, err := feed(t,
+		chunk(`{"tool_calls":[{"index":0,"id":"c1","function":{"name":"a","arguments":"{\"x\""}},{"index":0,"function":{"arguments":":1}"}}]}`),
+		chunk(`{}`, "tool_calls"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := accumulate(t, evs)
+	if len(snap.Output) != 1 || snap.Output[0].Arguments != `{"x":1}` {
+		t.Errorf("accumulated %+v", snap.Output)
+	}
+}
