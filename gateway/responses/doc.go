@@ -30,7 +30,10 @@
 //   - tools, flattened in Responses ({type, name, description, parameters,
 //     strict}), are nested again ({type: function, function: {…}});
 //     tool_choice likewise, allowed_tools included. parallel_tool_calls is
-//     sent only with tools, as Chat Completions requires.
+//     sent only with tools, as Chat Completions requires. A function tool
+//     that does not set strict stays non-strict, as Chat Completions has
+//     it (the Responses API would make its schema strict); a client that
+//     wants strict arguments says strict: true.
 //   - text.format becomes response_format (json_schema, json_object; text,
 //     the default, is left out for the servers that know no
 //     response_format); text.verbosity becomes verbosity.

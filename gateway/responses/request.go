@@ -3,25 +3,11 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/agentmemory/agentmemory/agent"
 )
-
-// ErrInvalid is wrapped by the errors of a request or an upstream answer
-// that is malformed: not JSON, a field of the wrong type, a missing
-// required field. The message names what was wrong. A gateway answers a
-// client's malformed request with HTTP 400.
-var ErrInvalid = errors.New("responses: invalid")
-
-// ErrUnsupported is wrapped by the errors of a request that asks for what
-// Chat Completions cannot do: a hosted tool (web_search, file_search…), a
-// stored prompt, a background run, an input item only OpenAI's servers
-// can resolve. The message names the tool, field or item type. A gateway
-// answers it with HTTP 400.
-var ErrUnsupported = errors.New("responses: not supported over Chat Completions")
 
 // Request is a Responses create request, parsed and translated.
 //
@@ -670,7 +656,3 @@ func withhold(name string) func(*Request, json.RawMessage) error {
 		return nil
 	}
 }
-
-// ErrUpstream is wrapped by the errors of an upstream answer that is an
-// error ({"error": {"message": …}}), in a body or in a stream.
-var ErrUpstream = errors.New("responses: upstream error")

@@ -3,22 +3,12 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/agentmemory/agentmemory/agent"
 )
-
-// ErrStreamCut is returned by Finish when the upstream's stream ended
-// before its answer did (no finish_reason came): the client was sent
-// response.failed, and no turn should be recorded.
-var ErrStreamCut = errors.New("responses: upstream stream ended before its answer finished")
-
-// ErrStreamDone is returned by a Stream's methods called after its last
-// event was written.
-var ErrStreamDone = errors.New("responses: stream already finished")
 
 // Stream translates a streamed Chat Completions answer into the Responses
 // API's server-sent events, as it arrives. Feed it each chunk's data with
