@@ -59,7 +59,7 @@ func parseInput(r *Request, v json.RawMessage) error {
 func (r *Request) addItem(raw json.RawMessage) error {
 	var it inputItem
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return fmt.Errorf("%w: want an input item object, got %s", ErrInvalid, abbrev(raw))
+		return objectError("an input item", raw, err)
 	}
 	switch it.Type {
 	case "message", "":
@@ -136,7 +136,7 @@ func (r *Request) addMessage(it inputItem) error {
 func chatPart(role agent.Role, raw json.RawMessage) (map[string]any, string, error) {
 	var p contentPart
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, "", fmt.Errorf("%w: want a content part object, got %s", ErrInvalid, abbrev(raw))
+		return nil, "", objectError("a content part", raw, err)
 	}
 	switch p.Type {
 	case "input_text", "output_text":
@@ -177,12 +177,11 @@ func chatPart(role agent.Role, raw json.RawMessage) (map[string]any, string, err
 		if p.FileID == "" && p.FileData == "" {
 			return nil, "", fmt.Errorf("%w: input_file part has no file_id or file_data", ErrInvalid)
 		}
-		f := map[string]string{}
-		for k, v := range map[string]string{"file_id": p.FileID, "file_data": p.FileData, "filename": p.Filename} {
-			if v != "" {
-				f[k] = v
-			}
-		}
+		f := struct {
+			FileID   string `json:"file_id,omitempty"`
+			FileData string `json:"file_data,omitempty"`
+			Filename string `json:"filename,omitempty"`
+		}{p.FileID, p.FileData, p.Filename}
 		return map[string]any{"type": "file", "file": f}, "", nil
 	case "":
 		return nil, "", fmt.Errorf("%w: content part has no type", ErrInvalid)

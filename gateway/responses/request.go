@@ -3,8 +3,11 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/agentmemory/agentmemory/agent"
 )
@@ -254,6 +257,46 @@ func decode(name string, v json.RawMessage, dst any, want string) error {
 	return nil
 }
 
+// objectError describes why v did not decode into an object of kind what:
+// the field of the wrong type, when that was it, or v itself.
+func objectError(what string, v json.RawMessage, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%w: %s is %s, want %s", ErrInvalid, te.Field, article(te.Value), article(kind(te.Type)))
+	}
+	return fmt.Errorf("%w: want %s object, got %s", ErrInvalid, what, abbrev(v))
+}
+
+// kind names the JSON kind a Go type decodes from.
+func kind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "number"
+	}
+	return t.String()
+}
+
+// article prefixes a JSON kind with "a" or "an".
+func article(kind string) string {
+	if kind != "" && strings.ContainsRune("aeiou", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
+}
+
 // abbrev returns v shortened for an error message.
 func abbrev(v json.RawMessage) string {
 	const max = 40
@@ -317,7 +360,7 @@ type responsesTool struct {
 func chatTool(v json.RawMessage) (json.RawMessage, error) {
 	var t responsesTool
 	if err := json.Unmarshal(v, &t); err != nil {
-		return nil, fmt.Errorf("%w: want a tool object, got %s", ErrInvalid, abbrev(v))
+		return nil, objectError("a tool", v, err)
 	}
 	switch t.Type {
 	case "function":
