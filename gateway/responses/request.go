@@ -252,6 +252,10 @@ func mustJSON(v any) json.RawMessage {
 // decode unmarshals a field's value, naming the field in the error.
 func decode(name string, v json.RawMessage, dst any, want string) error {
 	if err := json.Unmarshal(v, dst); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("%w: %s.%s is %s, want %s", ErrInvalid, name, te.Field, article(te.Value), article(kind(te.Type)))
+		}
 		return fmt.Errorf("%w: %s must be %s, got %s", ErrInvalid, name, want, abbrev(v))
 	}
 	return nil

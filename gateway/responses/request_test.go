@@ -282,6 +282,7 @@ func TestRequestErrorsNameWhatWasWrong(t *testing.T) {
 		{"allowed hosted tool", `{"model":"m","tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"mcp","server_label":"x"}]}}`, resp.ErrUnsupported, "tool_choice.tools[0]"},
 		{"schema without name", `{"model":"m","text":{"format":{"type":"json_schema","schema":{}}}}`, resp.ErrInvalid, "no name"},
 		{"schema without schema", `{"model":"m","text":{"format":{"type":"json_schema","name":"n"}}}`, resp.ErrInvalid, "no schema"},
+		{"format name a number", `{"model":"m","text":{"format":{"type":"json_schema","name":5,"schema":{}}}}`, resp.ErrInvalid, "text.format.name is a number, want a string"},
 		{"unknown format", `{"model":"m","text":{"format":{"type":"yaml"}}}`, resp.ErrInvalid, `text.format type "yaml"`},
 		{"zero max tokens", `{"model":"m","max_output_tokens":0}`, resp.ErrInvalid, "max_output_tokens must be positive"},
 		{"stream not a bool", `{"model":"m","stream":"yes"}`, resp.ErrInvalid, "stream must be a boolean"},
