@@ -449,3 +449,28 @@ func TestTheSDKSeesAnUnsupportedToolAsABadRequest(t *testing.T) {
 		t.Errorf("upstream got %d requests, want none", n)
 	}
 }
+
+func TestTheSDKSeesAStreamCutShortFail(t *testing.T) {
+	up := fakeopenai.New(t)
+	// The upstream's stream breaks off: no finish_reason, no [DONE].
+	up.QueueChat(fakeopenai.Raw(http.StatusOK, "text/event-stream",
+		"data: "+string(chunk(`{"role":"assistant","content":"Half an "}`))+"\n\n"))
+	g := newGateway(t, up)
+
+	s, err := readStream(t, g.client(), responses.ResponseNewParams{
+		Model: "gpt-test",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Tell me everything")},
+	})
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	if s.final != "response.failed" || s.completed.Status != "failed" || s.completed.Error.Code != "server_error" {
+		t.Errorf("stream ended with %s: %s", s.final, s.completed.RawJSON())
+	}
+	if s.text != "Half an " {
+		t.Errorf("deltas %q", s.text)
+	}
+	if tr := g.lastTurn(); !errors.Is(tr.err, resp.ErrStreamCut) || tr.result.Status != "failed" {
+		t.Errorf("recorded %+v, %v; want ErrStreamCut: no turn to record", tr.result, tr.err)
+	}
+}
