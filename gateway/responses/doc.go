@@ -71,7 +71,8 @@
 // (prompt_tokens to input_tokens, with the cached and reasoning token
 // details), and the request's settings echoed as the API echoes them. A
 // finish_reason of length makes the response incomplete, with
-// incomplete_details.reason max_output_tokens. The Result also carries
+// incomplete_details.reason max_output_tokens (content_filter likewise,
+// with reason content_filter). The Result also carries
 // the answer as an agent.Message, so a gateway records the turn
 // (Request.Input, then Result.Message) as an agent run would.
 //
@@ -85,10 +86,15 @@
 // response.content_part.done, or response.function_call_arguments.delta…,
 // .done) and response.output_item.done, and last response.completed (or
 // response.incomplete) with the whole response object. Tool calls are told
-// apart by their chat index and may interleave; a message item is closed
-// when a tool call begins, as the API closes it. A stream that breaks off
-// before its finish_reason ends with response.failed, and Finish returns
-// ErrStreamCut: no turn is recorded for an answer that did not complete.
+// apart by their chat index, or by a new id at the same index (servers that
+// send each call whole), and may interleave; a message item is closed when
+// a tool call begins, as the API closes it. Start writes the opening events
+// before the first chunk, for a gateway that answers as soon as the
+// upstream accepted the request. An upstream error chunk or a broken
+// connection is ended with Fail (response.failed); a stream that stops
+// before its finish_reason ends with response.failed too, and Finish
+// returns ErrStreamCut: no turn is recorded for an answer that did not
+// complete.
 //
 // The event and object shapes are those the official openai-go SDK reads:
 // the package's tests serve its output to client.Responses.New and
