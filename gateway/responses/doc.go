@@ -29,8 +29,9 @@
 //     OpenAI's servers.
 //   - tools, flattened in Responses ({type, name, description, parameters,
 //     strict}), are nested again ({type: function, function: {…}});
-//     tool_choice likewise, allowed_tools included. parallel_tool_calls is
-//     sent only with tools, as Chat Completions requires. A function tool
+//     tool_choice likewise, allowed_tools included. tool_choice and
+//     parallel_tool_calls are sent only with tools, as OpenAI's Chat
+//     Completions requires. A function tool
 //     that does not set strict stays non-strict, as Chat Completions has
 //     it (the Responses API would make its schema strict); a client that
 //     wants strict arguments says strict: true.

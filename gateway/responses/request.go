@@ -139,6 +139,12 @@ func ParseRequest(body []byte) (*Request, error) {
 	if r.Model == "" {
 		return nil, fmt.Errorf("%w: model is required", ErrInvalid)
 	}
+	if _, ok := r.chat["tools"]; !ok {
+		// OpenAI's Chat Completions refuses these without tools; without
+		// tools they mean nothing.
+		delete(r.chat, "tool_choice")
+		delete(r.chat, "parallel_tool_calls")
+	}
 	for k, v := range raw {
 		if !known[k] {
 			r.Passthrough[k] = v
@@ -458,10 +464,7 @@ func parseParallelToolCalls(r *Request, v json.RawMessage) error {
 		return err
 	}
 	r.echo.ParallelToolCalls = b
-	if _, ok := r.chat["tools"]; ok { // tools are parsed first
-		// Chat Completions refuses parallel_tool_calls without tools.
-		r.chat["parallel_tool_calls"] = v
-	}
+	r.chat["parallel_tool_calls"] = v
 	return nil
 }
 

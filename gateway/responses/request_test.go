@@ -124,10 +124,10 @@ func TestRequestKeepsMetadataFromTheUpstream(t *testing.T) {
 }
 
 func TestRequestDefaults(t *testing.T) {
-	r, got := chatBody(t, `{"model":"m","input":"hi","text":{"format":{"type":"text"}},"parallel_tool_calls":true,"stream":false}`)
-	// Plain text and parallel_tool_calls without tools are left out: some
-	// servers refuse response_format, and OpenAI refuses
-	// parallel_tool_calls without tools.
+	r, got := chatBody(t, `{"model":"m","input":"hi","text":{"format":{"type":"text"}},"parallel_tool_calls":true,"tool_choice":"auto","stream":false}`)
+	// Plain text, and parallel_tool_calls and tool_choice without tools,
+	// are left out: some servers refuse response_format, and OpenAI
+	// refuses parallel_tool_calls and tool_choice without tools.
 	sameJSON(t, got, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 	if !r.Store || r.Stream || r.Truncation != "" || r.PreviousResponseID != "" {
 		t.Errorf("defaults: %+v", r)
