@@ -321,12 +321,17 @@ func (a *Agent) loop(ctx context.Context, t *turn, call modelCall, emit func(Mes
 		if err := ctx.Err(); err != nil {
 			return resp, fmt.Errorf("agent: run cancelled: %w", err)
 		}
-		out, err := call(ctx, &ChatRequest{
+		req := &ChatRequest{
 			Messages:    msgs,
 			Tools:       t.tools,
 			Temperature: a.cfg.Temperature,
 			MaxTokens:   a.cfg.MaxTokens,
-		})
+		}
+		out, err := call(ctx, req)
+		if err != nil && a.dropProviderTools(ctx, t, err) {
+			req.Tools = t.tools
+			out, err = call(ctx, req)
+		}
 		if err != nil {
 			return resp, fmt.Errorf("agent: model call: %w", err)
 		}
@@ -356,6 +361,22 @@ func (a *Agent) loop(ctx context.Context, t *turn, call modelCall, emit func(Mes
 			}
 		}
 	}
+}
+
+// dropProviderTools handles a model that refuses tools (err wraps
+// ErrToolsUnsupported) when every tool of the run is a context
+// provider's: the providers' tools go, logged, and it reports true for
+// the call to be made again without them. A provider's tool, like any of
+// its contributions, is an enhancement the run goes on without; the
+// agent's own tools are the caller's, and their refusal fails the run.
+func (a *Agent) dropProviderTools(ctx context.Context, t *turn, err error) bool {
+	if !errors.Is(err, ErrToolsUnsupported) || len(t.tools) == 0 || len(a.cfg.Tools) > 0 {
+		return false
+	}
+	a.cfg.Logger.WarnContext(ctx, "the model refuses tools: the context providers' tools are not offered in this run",
+		"agent", a.cfg.Name, "tools", toolNames(t.index), "err", err)
+	t.tools, t.index = nil, nil
+	return true
 }
 
 // callTool runs one tool call and returns the text the model sees. Failures

@@ -34,5 +34,6 @@
 //
 // A provider that fails is logged with log/slog and the run continues
 // without its contribution: memory and other context are enhancements, never
-// dependencies.
+// dependencies. So does a run whose model refuses tools (ErrToolsUnsupported)
+// when every tool offered is a provider's: it is asked again without them.
 package agent

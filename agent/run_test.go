@@ -288,3 +288,31 @@ func TestHistoryKeeperReplacesTheSessionHistory(t *testing.T) {
 		})
 	}
 }
+
+// A model that refuses tools still answers a run whose only tools are the
+// context providers' (memory's retrieve_user_facts, say): the run goes on
+// without them, logged, as with any failing provider. A run offering the
+// agent's own tools still fails: the caller asked for them.
+func TestProviderToolsRefusedByTheModelAreDropped(t *testing.T) {
+	srv := fakeopenai.New(t, fakeopenai.WithoutToolCalling())
+	srv.QueueChat(fakeopenai.Text("Hello there."))
+	chat, err := openai.NewChat(openai.Config{BaseURL: srv.URL(), ChatModel: "gpt-test", MaxRetryDelay: time.Millisecond})
+	require.NoError(t, err)
+	logs := &logtest.Logs{}
+	recall := agent.MustFuncTool("retrieve_user_facts", "Search memory.", func(context.Context, cityArgs) (string, error) { return "", nil })
+	a := agent.New(chat, agent.Config{Logger: logs.Logger(nil), ContextProviders: []agent.ContextProvider{dupTool{recall}}})
+	sess := a.NewSession()
+	resp, err := a.Run(context.Background(), sess, agent.UserText("hi"))
+	require.NoError(t, err, "memory's tool never breaks the run")
+	assert.Equal(t, "Hello there.", resp.Text())
+	reqs := srv.ChatRequests()
+	require.Len(t, reqs, 2, "the refused request, then the same without the providers' tools")
+	assert.NotEmpty(t, reqs[0].Chat.Tools)
+	assert.Empty(t, reqs[1].Chat.Tools)
+	assert.Contains(t, logs.String(), "retrieve_user_facts")
+	assert.Equal(t, 2, sess.Len(), "the turn is kept")
+
+	own := agent.New(chat, agent.Config{Tools: []agent.Tool{recall}})
+	_, err = own.Run(context.Background(), own.NewSession(), agent.UserText("hi"))
+	assert.ErrorIs(t, err, agent.ErrToolsUnsupported, "the agent's own tools are not dropped")
+}
