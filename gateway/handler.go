@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/agentmemory/agentmemory/memoryservice"
+	"github.com/agentmemory/agentmemory/provider"
+)
+
+// Handler is the gateway: an http.Handler serving the routes the package
+// documentation lists. It is safe for concurrent use. Close it to drain
+// the background memory work.
+type Handler struct {
+	cfg      Config
+	mem      *memoryservice.GatewayStore
+	p        *provider.MemoryProvider
+	up       Upstream
+	log      *slog.Logger
+	mux      *http.ServeMux
+	sessions *sessions
+}
+
+// New returns a gateway on cfg.Memory's store, forwarding to cfg.Upstream.
+func New(ctx context.Context, cfg Config) (*Handler, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	pc, err := cfg.Memory.ProviderConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: memory store %q: %w", cfg.Memory.Name(), err)
+	}
+	pc.Mode = provider.ModeIdle
+	pc.IdleTimeout = cfg.IdleTimeout
+	pc.ExtractEvery = max(cfg.ExtractEvery, 0)
+	pc.MaxLive = cfg.MaxSessions
+	pc.Retrieval = provider.RetrievalOff // the gateway searches itself, per request
+	pc.RetrievalConfig.Rewrite = cfg.Rewrite
+	pc.Logger = cfg.Logger
+	p, err := provider.New(cfg.Memory.Store(), pc)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway"),
+		sessions: newSessions(cfg.MaxSessions)}
+	h.routes()
+	return h, nil
+}
+
+// routes builds the mux. The Responses door (POST /v1/responses) is to
+// plug in beside chat completions: it translates a Responses request into
+// a chatRequest, runs it through h.exchange with an emitter that
+// translates the answer back (see emitter).
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("POST /v1/chat/completions", h.serveChat)
+	m.HandleFunc("GET /v1/models", h.serveModels)
+	m.HandleFunc("GET /v1/memory", h.listMemory)
+	m.HandleFunc("DELETE /v1/memory", h.forgetUser)
+	m.HandleFunc("DELETE /v1/memory/{id}", h.forgetMemory)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, notFound("path", "no such operation: %s %s", r.Method, r.URL.Path))
+	})
+	h.mux = m
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Flush waits until the background memory work queued so far (pruning,
+// summaries, extraction, the ends of idle sessions) is done.
+func (h *Handler) Flush(ctx context.Context) error { return h.p.Flush(ctx) }
+
+// Close stops taking background memory work and drains what is queued
+// until ctx ends. The store is not closed.
+func (h *Handler) Close(ctx context.Context) error { return h.p.Close(ctx) }
+
+// serveModels passes GET /v1/models through to the upstream.
+func (h *Handler) serveModels(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.UpstreamTimeout)
+	defer cancel()
+	resp, err := h.up.do(ctx, http.MethodGet, "models", "", nil)
+	if err != nil {
+		h.unreachable(w, r, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		relayError(w, resp)
+		return
+	}
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// unreachable answers a request whose upstream could not be reached.
+func (h *Handler) unreachable(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.WarnContext(r.Context(), "gateway: upstream unreachable", "err", err)
+	status := http.StatusBadGateway
+	if errors.Is(err, context.DeadlineExceeded) {
+		status = http.StatusGatewayTimeout
+	}
+	writeError(w, upstreamFailed(status, "the model endpoint could not be reached: %v", err))
+}
