@@ -37,10 +37,6 @@ type memoryState struct {
 func skipped(reason string) memoryState  { return memoryState{state: "skipped", reason: reason} }
 func degraded(reason string) memoryState { return memoryState{state: "degraded", reason: reason} }
 
-func (m memoryState) used() bool {
-	return m.state == "used" || (m.state == "degraded" && m.reason == "retrieval")
-}
-
 func (m *memoryState) add(format string, args ...any) {
 	m.details = append(m.details, fmt.Sprintf(format, args...))
 }

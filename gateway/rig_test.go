@@ -174,3 +174,9 @@ func (r *rig) endSessions(user string) {
 }
 
 func userMessage(text string) openai.ChatCompletionMessageParamUnion { return openai.UserMessage(text) }
+
+// chat is the chat completions service of a client of user.
+func (r *rig) chat(user string, opts ...option.RequestOption) *openai.ChatCompletionService {
+	c := r.client(user, opts...)
+	return &c.Chat.Completions
+}
