@@ -6,6 +6,7 @@
 //	    [-trust-forwarded] [-sweep-interval 1m] [-update-retention 24h] [-allowed-origins https://app.example,...]
 //	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512] [-update-workers 4]
 //	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
+//	    [-gateway=true] [-gateway-store gateway] [-gateway-upstream URL] [-gateway-retrieval-tool]
 //
 // # Memory and models
 //
@@ -22,6 +23,18 @@
 //
 // The MCP tools of package mcpserver are served for one scope of a memory
 // store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
+//
+// # The OpenAI-compatible gateway
+//
+// /v1/chat/completions, /v1/models and /v1/memory are the gateway of
+// package gateway: an OpenAI client pointed at the server gets memory.
+// It forwards to the configured model endpoint, or to -gateway-upstream
+// (an OpenAI-compatible base URL, with OPENAI_API_KEY as its key), and
+// its users are the scopes of memory store -gateway-store (created if
+// missing). It is on by default when there is an endpoint to forward to,
+// and says in the log when there is none; -gateway=false turns it off.
+// It is behind the same keys and browser guard as the API, and a key
+// limited to other memory stores is refused.
 //
 // # Keys
 //
@@ -131,6 +144,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	burst := fs.Int("rate-burst", memoryservice.DefaultRateBurst, "requests per API key in a burst above -rate-limit")
 	workers := fs.Int("update-workers", memoryservice.DefaultUpdateWorkers, "how many memory updates run at once; the others due wait their turn")
 	limits := connFlags(fs)
+	gwFlags := newGatewayFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -193,9 +207,21 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	tcp, err := net.Listen("tcp", where)
+	gw, gwStore, err := startGateway(ctx, fs, gwFlags, lookup, m, svc, logger)
 	if err != nil {
 		_ = svc.Close(context.Background())
+		return err
+	}
+	closeAll := func(ctx context.Context) error {
+		var err error
+		if gw != nil {
+			err = gw.Close(ctx)
+		}
+		return errors.Join(err, svc.Close(ctx))
+	}
+	tcp, err := net.Listen("tcp", where)
+	if err != nil {
+		_ = closeAll(context.Background())
 		return err
 	}
 	ln := newLimitListener(tcp, limits.maxConns)
@@ -206,7 +232,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")
 	}
 	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "max_conns", limits.maxConns, "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
-	srv := &http.Server{Handler: svc, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: withGateway(svc, gw, gwStore), ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	limits.apply(srv)
 	served := make(chan error, 1)
 	go func() {
@@ -221,7 +247,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	select {
 	case err := <-served:
-		_ = svc.Close(context.Background())
+		_ = closeAll(context.Background())
 		return err
 	case <-ctx.Done():
 	}
@@ -229,7 +255,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drainTimeout)
 	defer cancel()
 	err = srv.Shutdown(dctx)
-	if cerr := svc.Close(dctx); cerr != nil && err == nil {
+	if cerr := closeAll(dctx); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
