@@ -16,6 +16,7 @@ import (
 )
 
 func TestChatCompletionIsForwardedAndItsTurnStored(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	r.up.QueueChat(fakeopenai.Text("Hello Alice, noted.").WithUsage(10, 4))
 	var resp *http.Response
@@ -44,6 +45,7 @@ func TestChatCompletionIsForwardedAndItsTurnStored(t *testing.T) {
 }
 
 func TestStreamedChatCompletionIsRelayedAndItsTurnStoredBeforeDone(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	r.up.QueueChat(fakeopenai.Text("Lisbon is a fine city for cycling."))
 	c := r.client("alice")

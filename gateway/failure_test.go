@@ -18,6 +18,7 @@ import (
 )
 
 func TestAClosedStoreStillGetsAnswersMarkedDegraded(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	require.NoError(t, r.st.Close())
 
@@ -46,6 +47,7 @@ func TestAClosedStoreStillGetsAnswersMarkedDegraded(t *testing.T) {
 }
 
 func TestAStoreThatFailsAfterTheSessionOpenedDegradesTheRecord(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	r.ask("carol", "", "I live in Porto.", fakeopenai.Text("Noted."))
 	require.NoError(t, r.st.Close())
@@ -70,6 +72,7 @@ func (r *rig) streamRaw(ctx context.Context, user, text string) *http.Response {
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
 
 func TestAClientThatLeavesMidStreamStillHasACompletedTurnRecorded(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil, fakeopenai.WithLatency(fakeopenai.Latency{PerToken: 20 * time.Millisecond}))
 	answer := "one two three four five six seven eight nine ten eleven twelve"
 	r.up.QueueChat(fakeopenai.Text(answer))
@@ -89,6 +92,7 @@ func TestAClientThatLeavesMidStreamStillHasACompletedTurnRecorded(t *testing.T) 
 }
 
 func TestAStreamUpstreamCutsShortRecordsNothing(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	partial := "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Half an ans\"},\"finish_reason\":null}]}\n\n"
 	r.up.QueueChat(fakeopenai.Raw(http.StatusOK, "text/event-stream", partial))

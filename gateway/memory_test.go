@@ -39,6 +39,7 @@ func (r *rig) ask(user, session, text string, reply fakeopenai.Reply) (fakeopena
 }
 
 func TestAFactToldInOneSessionIsInjectedInALaterOne(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
 	r.ask("alice", "session-a", "My dog's name is Biscuit and he is a beagle.", fakeopenai.Text("What a lovely name."))
 	r.endSessions("alice")
@@ -53,6 +54,7 @@ func TestAFactToldInOneSessionIsInjectedInALaterOne(t *testing.T) {
 }
 
 func TestAUserNeverReceivesAnotherUsersMemory(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
 	r.ask("alice", "a1", "My dog's name is Biscuit and my bank PIN hint is Zanzibar.", fakeopenai.Text("Noted."))
 	r.endSessions("alice")
@@ -73,6 +75,7 @@ func TestAUserNeverReceivesAnotherUsersMemory(t *testing.T) {
 }
 
 func TestTheMemoryBlockIsMergedIntoTheClientsSystemMessage(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
 	r.ask("alice", "s1", "I ride my bike to work in Lisbon every day.", fakeopenai.Text("Nice."))
 	r.endSessions("alice")
@@ -93,6 +96,7 @@ func TestTheMemoryBlockIsMergedIntoTheClientsSystemMessage(t *testing.T) {
 }
 
 func TestThePreFilterSkipsTheSearchForAGreeting(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	_, state := r.ask("alice", "", "Thanks, that helps a lot!", fakeopenai.Text("You're welcome."))
 	assert.Equal(t, "used; retrieval=skipped", state)
@@ -101,6 +105,7 @@ func TestThePreFilterSkipsTheSearchForAGreeting(t *testing.T) {
 }
 
 func TestMemoryConfigTunesARequest(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	send := func(cfg map[string]any) (fakeopenai.Request, string) {
 		t.Helper()
@@ -129,6 +134,7 @@ func TestMemoryConfigTunesARequest(t *testing.T) {
 }
 
 func TestBadMemoryFieldsAreRefusedNamingTheField(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	cases := []struct {
 		header map[string]string
@@ -166,6 +172,7 @@ func TestBadMemoryFieldsAreRefusedNamingTheField(t *testing.T) {
 }
 
 func TestTheUserComesFromMemoryContextThenTheHeaderThenTheUserField(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	body := func(extra map[string]any) map[string]any {
 		b := map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "I like tea."}}}
@@ -190,6 +197,7 @@ func TestTheUserComesFromMemoryContextThenTheHeaderThenTheUserField(t *testing.T
 }
 
 func TestARequestWithoutUserIsForwardedWithoutMemory(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	r.up.QueueChat(fakeopenai.Text("ok"))
 	var resp *http.Response

@@ -60,6 +60,7 @@ type receipt struct {
 }
 
 func TestMemoryRoutesListWhatTheMemoryStoreAPIListsAndForgetWithAReceipt(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
 	r.ask("alice", "s1", "My dog's name is Biscuit and I live in Lisbon.", fakeopenai.Text("Noted."))
 	r.ask("alice", "s1", "I also play the cello on Sundays.", fakeopenai.Text("Lovely."))
@@ -111,6 +112,7 @@ func TestMemoryRoutesListWhatTheMemoryStoreAPIListsAndForgetWithAReceipt(t *test
 }
 
 func TestMemoryRoutesNeedAValidUser(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	status, _, b := r.do(http.MethodGet, "/v1/memory", nil, nil)
 	assert.Equal(t, http.StatusBadRequest, status)

@@ -21,6 +21,7 @@ import (
 )
 
 func TestUnknownFieldsAndResponseFormatReachUpstreamByteIdentical(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	r.up.QueueChat(fakeopenai.JSON(`{"city":"Lisbon"}`))
 	var sent []byte
@@ -63,6 +64,7 @@ func TestUnknownFieldsAndResponseFormatReachUpstreamByteIdentical(t *testing.T) 
 }
 
 func TestClientToolCallsRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	weather := openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 		Name: "get_weather", Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
@@ -104,6 +106,7 @@ func TestClientToolCallsRoundTrip(t *testing.T) {
 }
 
 func TestUpstreamErrorsAreReturnedWithTheirStatus(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, nil)
 	r.up.QueueError(http.StatusTooManyRequests, "slow down")
 	_, err := r.chat("alice").New(context.Background(), openai.ChatCompletionNewParams{
@@ -124,6 +127,7 @@ func TestUpstreamErrorsAreReturnedWithTheirStatus(t *testing.T) {
 }
 
 func TestAnUpstreamThatCannotBeReachedIsABadGateway(t *testing.T) {
+	t.Parallel()
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
 	r := newRig(t, func(c *gateway.Config) { c.Upstream.BaseURL = dead.URL + "/v1" })
@@ -135,6 +139,7 @@ func TestAnUpstreamThatCannotBeReachedIsABadGateway(t *testing.T) {
 }
 
 func TestModelsArePassedThrough(t *testing.T) {
+	t.Parallel()
 	var auth string
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodGet || req.URL.Path != "/v1/models" {
@@ -156,6 +161,7 @@ func TestModelsArePassedThrough(t *testing.T) {
 }
 
 func TestAzureUpstreamPathsNameTheDeployment(t *testing.T) {
+	t.Parallel()
 	up := fakeopenai.New(t)
 	r := newRig(t, func(c *gateway.Config) {
 		c.Upstream = gateway.Upstream{Azure: gateway.AzureUpstream{Endpoint: up.AzureEndpoint(), APIKey: "azure-key", APIVersion: "2024-10-21"}, Model: "chat-deployment"}

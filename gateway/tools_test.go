@@ -16,6 +16,7 @@ import (
 )
 
 func TestTheGatewayRunsRetrieveUserFactsItselfUnseenByTheClient(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) {
 		c.IdleTimeout = 50 * time.Millisecond
 		c.RetrievalTool = true
@@ -47,6 +48,7 @@ func TestTheGatewayRunsRetrieveUserFactsItselfUnseenByTheClient(t *testing.T) {
 }
 
 func TestClientToolCallsReachTheClientWithoutTheGatewaysOwn(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) { c.RetrievalTool = true })
 	r.up.QueueChat(fakeopenai.ToolCalls(
 		fakeopenai.Call("call_m", retrieval.ToolName, `{"query":"home city"}`),
@@ -68,6 +70,7 @@ func TestClientToolCallsReachTheClientWithoutTheGatewaysOwn(t *testing.T) {
 }
 
 func TestTheGatewaysToolLoopIsBounded(t *testing.T) {
+	t.Parallel()
 	r := newRig(t, func(c *gateway.Config) {
 		c.RetrievalTool = true
 		c.MaxToolRounds = 2
