@@ -87,8 +87,6 @@ func (a *answer) add(data []byte) {
 	}
 }
 
-// final reports whether the answer ends the turn: it is not only tool
-// calls for the client to answer in its next request.
-func (a *answer) final() bool {
-	return len(a.calls) == 0 || strings.TrimSpace(a.text.String()) != ""
-}
+// final reports whether the answer ends the turn: it calls no tool the
+// client is to answer in its next request.
+func (a *answer) final() bool { return len(a.calls) == 0 }

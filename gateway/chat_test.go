@@ -8,6 +8,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,4 +69,44 @@ func TestStreamedChatCompletionIsRelayedAndItsTurnStoredBeforeDone(t *testing.T)
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "I live in Lisbon.", msgs[0].Content)
 	assert.Equal(t, "Lisbon is a fine city for cycling.", msgs[1].Content)
+}
+
+func TestStreamedClientToolCallsRoundTripIntoOneTurn(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	weather := openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather"})
+	params := openai.ChatCompletionNewParams{
+		Model:    "gpt-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{userMessage("Is it warm in Lisbon today?")},
+		Tools:    []openai.ChatCompletionToolUnionParam{weather},
+	}
+	stream := func() openai.ChatCompletionAccumulator {
+		t.Helper()
+		s := r.chat("alice").NewStreaming(context.Background(), params)
+		var acc openai.ChatCompletionAccumulator
+		for s.Next() {
+			acc.AddChunk(s.Current())
+		}
+		require.NoError(t, s.Err())
+		return acc
+	}
+	r.up.QueueChat(fakeopenai.ToolCalls(fakeopenai.Call("call_9", "get_weather", `{"city":"Lisbon","unit":"celsius"}`)).WithText("Let me check."))
+	first := stream()
+	require.Len(t, first.Choices[0].Message.ToolCalls, 1)
+	assert.Equal(t, `{"city":"Lisbon","unit":"celsius"}`, first.Choices[0].Message.ToolCalls[0].Function.Arguments, "the fragments reach the client")
+	assert.Empty(t, r.turns("alice"), "text beside a tool call does not end the turn")
+
+	params.Messages = append(params.Messages, first.Choices[0].Message.ToParam(), openai.ToolMessage("24°C and sunny", "call_9"))
+	r.up.QueueChat(fakeopenai.Text("Yes, 24°C and sunny."))
+	second := stream()
+	assert.Equal(t, "Yes, 24°C and sunny.", second.Choices[0].Message.Content)
+	turns := r.storedTurns("alice")
+	require.Len(t, turns, 1)
+	msgs := turns[0].Messages
+	require.Len(t, msgs, 3, "the question, the text beside the call, the answer")
+	assert.Equal(t, "Is it warm in Lisbon today?", msgs[0].Content)
+	assert.Equal(t, "Let me check.", msgs[1].Content)
+	assert.Equal(t, "Yes, 24°C and sunny.", msgs[2].Content)
+	assert.Contains(t, turns[0].Metadata["tools"], `"city":"Lisbon"`, "the streamed call's arguments, put together")
+	assert.Contains(t, turns[0].Metadata["tools"], "24°C and sunny")
 }
