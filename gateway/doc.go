@@ -73,8 +73,8 @@
 //
 // Once the answer is complete the turn is recorded durably (before the
 // answer is written, or before a stream's [DONE] is passed on): the last
-// user message, the answer, tool calls included. An answer that is only
-// tool calls for the client records nothing until the client's next
+// user message, the answer, tool calls included. An answer that calls
+// the client's tools records nothing until the client's next
 // request brings their results and gets its answer; the turn is recorded
 // then, whole. Pruning, summaries and extraction (every
 // Config.ExtractEvery turns, and at a session's end) run in the

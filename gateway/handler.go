@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/provider"
@@ -69,8 +70,36 @@ func (h *Handler) routes() {
 	h.mux = m
 }
 
-// ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler, logging each request: its route,
+// status, what memory did (the X-Memory header) and how long it
+// took, streams included. No user id or content is logged.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	_, route := h.mux.Handler(r) // the pattern: a path names users' memories
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	h.mux.ServeHTTP(rec, r)
+	level := slog.LevelInfo
+	if rec.status >= 500 {
+		level = slog.LevelError
+	}
+	h.log.Log(r.Context(), level, "gateway request", "route", route, "status", rec.status,
+		"memory", rec.Header().Get(Header), "duration_ms", time.Since(start).Milliseconds())
+}
+
+// statusRecorder keeps the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap gives http.ResponseController the connection's writer (to
+// flush each streamed event).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Flush waits until the background memory work queued so far (pruning,
 // summaries, extraction, the ends of idle sessions) is done.

@@ -12,7 +12,7 @@ import (
 // user message (with the user messages right before it), what followed it
 // in the request (the assistant's tool calls and the client's results, when
 // the client answers tool calls) and the answer, tool calls included.
-// An answer that is only tool calls records nothing: the turn goes on in
+// An answer that calls the client's tools records nothing: the turn goes on in
 // the client's next request, which carries the results, and is recorded
 // with its answer.
 func (h *Handler) record(ctx context.Context, plan *memoryPlan, c *chatRequest, a *answer) error {
