@@ -90,3 +90,17 @@ func (a *answer) add(data []byte) {
 // final reports whether the answer ends the turn: it calls no tool the
 // client is to answer in its next request.
 func (a *answer) final() bool { return len(a.calls) == 0 }
+
+// message is the answer as an assistant message of a Chat Completions
+// request.
+func (a *answer) message() json.RawMessage {
+	m := map[string]any{"role": "assistant", "content": nil}
+	if t := a.text.String(); t != "" {
+		m["content"] = t
+	}
+	if len(a.calls) > 0 {
+		m["tool_calls"] = a.calls
+	}
+	b, _ := json.Marshal(m)
+	return b
+}

@@ -44,8 +44,8 @@ type Config struct {
 	// store's chat model rewrites it).
 	Rewrite string
 	// RetrievalTool also offers the model the retrieve_user_facts tool,
-	// run by the gateway in its own loop, unseen by the client, for
-	// requests that are not streamed.
+	// run by the gateway in its own loop, unseen by the client, streamed
+	// requests included.
 	RetrievalTool bool
 	// MaxToolRounds bounds the gateway's own tool rounds in one request;
 	// zero means DefaultMaxToolRounds.

@@ -65,9 +65,11 @@
 // auto_store overrides Config.AutoStoreOff.
 //
 // With Config.RetrievalTool the model is also offered retrieve_user_facts,
-// which the gateway runs in its own loop, unseen by the client, for
-// requests that are not streamed; a client's own tool calls still reach
-// the client.
+// which the gateway runs in its own loop, unseen by the client; a
+// client's own tool calls still reach the client. In a stream the
+// gateway's calls are kept out of the events (the client's renumbered to
+// close the gap), and the answer that follows them streams on in the
+// same response, under the first answer's id.
 //
 // # After the model
 //

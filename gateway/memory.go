@@ -104,7 +104,7 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	if block, ok := h.retrieve(ctx, c, plan, last); ok && block != "" {
 		parts = append(parts, block)
 	}
-	if h.cfg.RetrievalTool && !c.stream {
+	if h.cfg.RetrievalTool {
 		plan.tool = h.p.Retriever().Tool(h.mem.UserID(user))
 		parts = append(parts, toolInstructions)
 	}

@@ -86,3 +86,69 @@ func TestTheGatewaysToolLoopIsBounded(t *testing.T) {
 	require.Len(t, reqs, 3)
 	assert.Empty(t, reqs[2].Chat.Tools, "the last round offers no tool")
 }
+
+func TestTheGatewaysToolLoopRunsInStreamsToo(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) {
+		c.IdleTimeout = 50 * time.Millisecond
+		c.RetrievalTool = true
+	})
+	r.ask("alice", "s1", "My dog's name is Biscuit and he is a beagle.", fakeopenai.Text("Lovely."))
+	r.endSessions("alice")
+
+	before := len(r.up.ChatRequests())
+	r.up.QueueChat(
+		fakeopenai.ToolCalls(fakeopenai.Call("call_m", retrieval.ToolName, `{"query":"dog name"}`)).WithText("Let me look. "),
+		fakeopenai.Text("Your dog is Biscuit."),
+	)
+	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("Remind me, what's my dog called?")},
+	})
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	require.NoError(t, s.Err())
+	assert.Equal(t, "Let me look. Your dog is Biscuit.", acc.Choices[0].Message.Content)
+	assert.Empty(t, acc.Choices[0].Message.ToolCalls, "the client never sees the gateway's tool")
+	assert.Equal(t, "stop", acc.Choices[0].FinishReason)
+
+	reqs := r.up.ChatRequests()[before:]
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Chat.Messages
+	assert.Equal(t, retrieval.ToolName, msgs[len(msgs)-2].ToolCalls[0].Name)
+	assert.Contains(t, msgs[len(msgs)-1].Content, "Biscuit", "the gateway answered the call from memory")
+
+	var answers []string
+	for _, m := range r.turns("alice") {
+		answers = append(answers, m.Content)
+	}
+	assert.Contains(t, answers, "Your dog is Biscuit.", "the turn is recorded once the last answer completes")
+	assert.Contains(t, answers, "Let me look. ", "with the text before the gateway's call")
+}
+
+func TestAStreamedAnswerCallingBothToolsShowsTheClientOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.RetrievalTool = true })
+	r.up.QueueChat(fakeopenai.ToolCalls(
+		fakeopenai.Call("call_m", retrieval.ToolName, `{"query":"home city"}`),
+		fakeopenai.Call("call_w", "get_weather", `{"city":"Lisbon"}`),
+	))
+	weather := openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather"})
+	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "gpt-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{userMessage("What's the weather where I live?")},
+		Tools:    []openai.ChatCompletionToolUnionParam{weather},
+	})
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	require.NoError(t, s.Err())
+	calls := acc.Choices[0].Message.ToolCalls
+	require.Len(t, calls, 1)
+	assert.Equal(t, "get_weather", calls[0].Function.Name)
+	assert.Equal(t, "call_w", calls[0].ID)
+	assert.Equal(t, `{"city":"Lisbon"}`, calls[0].Function.Arguments)
+	assert.Len(t, r.up.ChatRequests(), 1)
+}

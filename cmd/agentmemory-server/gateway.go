@@ -27,7 +27,7 @@ func newGatewayFlags(fs *flag.FlagSet) *gatewayFlags {
 		on:       fs.Bool("gateway", true, "serve the OpenAI-compatible gateway at /v1/ (on by default when a model is configured or -gateway-upstream is set)"),
 		store:    fs.String("gateway-store", "gateway", "the memory store whose scopes are the gateway's users (created if missing)"),
 		upstream: fs.String("gateway-upstream", "", "base URL of the OpenAI-compatible server the gateway forwards to (with its /v1; key from OPENAI_API_KEY), instead of the configured model endpoint"),
-		tool:     fs.Bool("gateway-retrieval-tool", false, "also offer the model retrieve_user_facts, run by the gateway (requests that are not streamed)"),
+		tool:     fs.Bool("gateway-retrieval-tool", false, "also offer the model retrieve_user_facts, run by the gateway unseen by the client"),
 	}
 }
 
