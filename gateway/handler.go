@@ -55,8 +55,9 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 
 // routes builds the mux. The Responses door (POST /v1/responses) is to
 // plug in beside chat completions: it translates a Responses request into
-// a chatRequest, runs it through h.exchange with an emitter that
-// translates the answer back (see emitter).
+// the fields of a Chat Completions request (newChatRequest) and runs it
+// through h.exchange with an emitter that translates the answer back
+// (see emitter).
 func (h *Handler) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /v1/chat/completions", h.serveChat)

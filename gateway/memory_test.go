@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -207,4 +208,32 @@ func TestARequestWithoutUserIsForwardedWithoutMemory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "skipped; reason=no-user", resp.Header.Get(gateway.Header))
 	assert.Len(t, r.up.ChatRequests()[0].Chat.Messages, 1)
+}
+
+func TestABodyTheGatewayCannotReadIsRefused(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.MaxBodyBytes = 1024 })
+	post := func(body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, r.srv.URL+"/v1/chat/completions", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, b := post(`[1,2]`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, b, `"param":"body"`)
+	status, b = post(`{"model":"m"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, b, `"param":"messages"`)
+	status, b = post(`{"model":"m","stream":"yes","messages":[]}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, b, `"param":"stream"`)
+	status, _ = post(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2048) + `"}]}`)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
+	assert.Empty(t, r.up.ChatRequests())
 }

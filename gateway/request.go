@@ -115,6 +115,13 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, limit int64) (*chat
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, badRequest("body", "a JSON object is required")
 	}
+	return newChatRequest(fields)
+}
+
+// newChatRequest reads the fields of a Chat Completions request: the
+// client's, or those another door (the Responses API) translated its
+// request into.
+func newChatRequest(fields map[string]json.RawMessage) (*chatRequest, error) {
 	req := &chatRequest{fields: fields}
 	if err := req.parse(); err != nil {
 		return nil, err
