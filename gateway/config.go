@@ -15,7 +15,6 @@ import (
 // Defaults for zero Config fields.
 const (
 	DefaultIdleTimeout     = 30 * time.Minute
-	DefaultExtractEvery    = 10
 	DefaultMaxToolRounds   = 3
 	DefaultMaxBodyBytes    = 16 << 20
 	DefaultMaxSessions     = 10000
@@ -54,13 +53,8 @@ type Config struct {
 	// IdleTimeout ends a user's session once it has had no request for
 	// this long; zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
-	// ExtractEvery extracts insights from a session every ExtractEvery
-	// turns, in the background, as they are pruned; zero means
-	// DefaultExtractEvery, negative never (a session's end still does).
-	ExtractEvery int
-	// MaxSessions bounds the sessions held in memory (the least recently
-	// used give way, and their next request resumes them from the store);
-	// zero means DefaultMaxSessions.
+	// MaxSessions bounds the sessions held in memory: beyond it the least
+	// recently used is ended. Zero means DefaultMaxSessions.
 	MaxSessions int
 
 	// MaxBodyBytes caps a request body; zero means DefaultMaxBodyBytes.
@@ -82,7 +76,6 @@ func (c Config) withDefaults() Config {
 	c.Rewrite = cmp.Or(c.Rewrite, retrieval.RewritePrepend)
 	c.MaxToolRounds = cmp.Or(c.MaxToolRounds, DefaultMaxToolRounds)
 	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
-	c.ExtractEvery = cmp.Or(c.ExtractEvery, DefaultExtractEvery)
 	c.MaxSessions = cmp.Or(c.MaxSessions, DefaultMaxSessions)
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
 	c.UpstreamTimeout = cmp.Or(c.UpstreamTimeout, DefaultUpstreamTimeout)

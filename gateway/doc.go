@@ -26,8 +26,9 @@
 // header, else the Chat Completions user field. A request with none is
 // forwarded without memory (X-Memory: skipped; reason=no-user). Its
 // session is the X-Memory-Session header, else metadata.session_id, else
-// the user's current session, which ends after Config.IdleTimeout without
-// a request (provider.ModeIdle); a named session idles out the same way.
+// the user's current session. A session ends after Config.IdleTimeout
+// without a request (the gateway ends it: EndSession), named or not, and
+// its next request begins the next one.
 //
 // # One memory, three doors
 //
@@ -35,13 +36,18 @@
 // API (Config.Memory, package memoryservice): user U is the agentmemory
 // user memoryservice.UserID(store, U). What the gateway records is listed,
 // searched and deleted through the Memory Store API and over MCP too.
-// The gateway runs its own provider.MemoryProvider on the same store
-// rather than the Memory Store API's provider for that store: its
-// sessions are ModeIdle (a chat client never says when a conversation
-// ends, while the API's updates end theirs themselves), and it searches
-// per request (memory_config) rather than through a fixed retrieval
-// mode. The models, reflection guidance, deletion-log key and the scope
-// records are the memory store's.
+// The gateway records and forgets through the memory store's own
+// provider.MemoryProvider, the one the Memory Store API uses, not one of
+// its own on the same store: a provider holds open sessions in memory,
+// and a forget through one provider does not reach what another holds,
+// so with two a scope deleted through the API would leave the gateway
+// writing into a session that no longer exists (and the other way
+// round; TestAScopeDeletedThroughTheMemoryStoreAPIStaysForgottenAtTheGateway).
+// That provider leaves sessions open until told (provider.ModeManual),
+// so the gateway ends its own when they idle. It searches with a
+// retrieval.Retriever of its own on the store's models, for its rewrite
+// mode and the per-request memory_config. The memory store's TTL
+// (default_ttl_seconds) applies at this door too.
 //
 // # Before the model
 //
@@ -78,9 +84,8 @@
 // user message, the answer, tool calls included. An answer that calls
 // the client's tools records nothing until the client's next
 // request brings their results and gets its answer; the turn is recorded
-// then, whole. Pruning, summaries and extraction (every
-// Config.ExtractEvery turns, and at a session's end) run in the
-// background, as the provider runs them.
+// then, whole. Pruning, summaries, and extraction of insights at a
+// session's end run in the background, as the provider runs them.
 //
 // A client that disconnects mid-stream still has its turn recorded if the
 // answer completed upstream (the gateway reads upstream to its end); if

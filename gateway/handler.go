@@ -9,21 +9,25 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/retrieval"
 )
 
 // Handler is the gateway: an http.Handler serving the routes the package
-// documentation lists. It is safe for concurrent use. Close it to drain
-// the background memory work.
+// documentation lists. It is safe for concurrent use. Close it to stop
+// ending idle sessions.
 type Handler struct {
-	cfg      Config
-	mem      *memoryservice.GatewayStore
-	p        *provider.MemoryProvider
-	up       Upstream
-	log      *slog.Logger
-	mux      *http.ServeMux
-	sessions *sessions
+	cfg       Config
+	mem       *memoryservice.GatewayStore
+	p         *provider.MemoryProvider
+	retriever *retrieval.Retriever
+	up        Upstream
+	log       *slog.Logger
+	mux       *http.ServeMux
+	sessions  *sessions
 }
 
 // New returns a gateway on cfg.Memory's store, forwarding to cfg.Upstream.
@@ -32,25 +36,33 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	pc, err := cfg.Memory.ProviderConfig(ctx)
+	p, err := cfg.Memory.Provider()
 	if err != nil {
 		return nil, fmt.Errorf("gateway: memory store %q: %w", cfg.Memory.Name(), err)
 	}
-	pc.Mode = provider.ModeIdle
-	pc.IdleTimeout = cfg.IdleTimeout
-	pc.ExtractEvery = max(cfg.ExtractEvery, 0)
-	pc.MaxLive = cfg.MaxSessions
-	pc.Retrieval = provider.RetrievalOff // the gateway searches itself, per request
-	pc.RetrievalConfig.Rewrite = cfg.Rewrite
-	pc.Logger = cfg.Logger
-	p, err := provider.New(cfg.Memory.Store(), pc)
+	// The gateway searches with a retriever of its own (its rewrite mode)
+	// on the provider's models.
+	rc := p.Retriever().Config()
+	rc.Rewrite = cfg.Rewrite
+	rc.Logger = cfg.Logger
+	rt, err := retrieval.New(cfg.Memory.Store(), rc)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway"),
-		sessions: newSessions(cfg.MaxSessions)}
+	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, retriever: rt, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway")}
+	h.sessions = newSessions(cfg.MaxSessions, cfg.IdleTimeout, h.endSession)
 	h.routes()
 	return h, nil
+}
+
+// endSession ends the memory session an agent session is in, once it has
+// been idle (pruning, summary and reflection follow in the background).
+func (h *Handler) endSession(sess *agent.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.UpstreamTimeout)
+	defer cancel()
+	if _, err := h.p.EndSession(ctx, sess); err != nil && !errors.Is(err, keeper.ErrSessionCompleted) {
+		h.log.WarnContext(ctx, "gateway: ending an idle session failed; it ends at its next idle time", "session", sess.ID(), "err", err)
+	}
 }
 
 // routes builds the mux. The Responses door (POST /v1/responses) is to
@@ -103,12 +115,18 @@ func (s *statusRecorder) WriteHeader(code int) {
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Flush waits until the background memory work queued so far (pruning,
-// summaries, extraction, the ends of idle sessions) is done.
+// summaries, reflection of ended sessions) is done.
 func (h *Handler) Flush(ctx context.Context) error { return h.p.Flush(ctx) }
 
-// Close stops taking background memory work and drains what is queued
-// until ctx ends. The store is not closed.
-func (h *Handler) Close(ctx context.Context) error { return h.p.Close(ctx) }
+// Close stops ending idle sessions and waits, until ctx ends, for the
+// ends under way. Sessions still open stay open in the store. The memory
+// store's provider and the store are the Memory Store API's to close.
+func (h *Handler) Close(ctx context.Context) error {
+	if !h.sessions.close(ctx.Done()) {
+		return fmt.Errorf("gateway: session ends abandoned: %w", ctx.Err())
+	}
+	return nil
+}
 
 // serveModels passes GET /v1/models through to the upstream.
 func (h *Handler) serveModels(w http.ResponseWriter, r *http.Request) {

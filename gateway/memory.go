@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/retrieval"
 )
@@ -87,17 +88,25 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	if last >= 0 {
 		input = []agent.Message{agent.UserText(c.views[last].text())}
 	}
+	// The memory store's TTL holds at this door too.
+	if err := h.mem.Expire(ctx, user); err != nil {
+		h.log.WarnContext(ctx, "gateway: memory unavailable (expiring old memories failed); forwarding without it", "user", user, "err", err)
+		return &memoryPlan{state: degraded("store")}, nil
+	}
 	aic, err := h.p.Invoking(ctx, &agent.InvokingContext{Session: sess, Messages: input})
 	if err != nil {
 		h.log.WarnContext(ctx, "gateway: memory unavailable; forwarding without it", "user", user, "err", err)
 		return &memoryPlan{state: degraded("store")}, nil
 	}
+	// Only the session block: the keeper's active turns are the client's
+	// own history, and the provider's tool is not offered (the gateway's
+	// own is, with Config.RetrievalTool).
 	var parts []string
-	if aic.Instructions != "" {
-		parts = append(parts, aic.Instructions)
-	}
 	for _, m := range aic.Messages {
-		if m.Role == agent.RoleSystem { // the keeper's active turns are the client's own history
+		if m.Role == agent.RoleSystem {
+			if len(parts) == 0 {
+				parts = append(parts, keeper.Instructions)
+			}
 			parts = append(parts, m.Text)
 		}
 	}
@@ -105,7 +114,7 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 		parts = append(parts, block)
 	}
 	if h.cfg.RetrievalTool {
-		plan.tool = h.p.Retriever().Tool(h.mem.UserID(user))
+		plan.tool = h.retriever.Tool(h.mem.UserID(user))
 		parts = append(parts, toolInstructions)
 	}
 	if len(parts) > 0 {
@@ -138,7 +147,7 @@ func (h *Handler) retrieve(ctx context.Context, c *chatRequest, plan *memoryPlan
 		plan.state.add("retrieval=skipped")
 		return "", true
 	}
-	rt := h.p.Retriever()
+	rt := h.retriever
 	ctx, cancel := context.WithTimeout(ctx, rt.Config().Timeout)
 	defer cancel()
 	var recent []prompts.Turn

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 
 	"github.com/agentmemory/agentmemory/provider"
-	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -56,25 +54,12 @@ func (g *GatewayStore) Name() string { return g.def.Name }
 // Store is the store the service runs on.
 func (g *GatewayStore) Store() store.Store { return g.svc.st }
 
-// ProviderConfig is the configuration of a provider.MemoryProvider on the
-// memory store as the service runs it: the store's models, its
-// user_profile_details as reflection guidance, the procedural category
-// when enabled, and the service's deletion-log key, logger and clock. The
-// caller sets the session mode, retrieval and the rest.
-func (g *GatewayStore) ProviderConfig(ctx context.Context) (provider.Config, error) {
-	chat, mini, emb, err := g.svc.storeModels(ctx, g.def)
-	if err != nil {
-		return provider.Config{}, err
-	}
-	cfg := provider.Config{Chat: chat, Mini: mini, Embedder: emb, Logger: g.svc.log, Now: g.svc.cfg.Now,
-		DeletionLogKey: g.svc.cfg.DeletionLogKey}
-	if o := g.def.Definition.Options; o != nil && o.UserProfileDetails != "" {
-		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
-	}
-	if g.def.proceduralEnabled() {
-		cfg.ReflectionConfig.Categories = append(slices.Clone(reflection.DefaultCategories), ProceduralCategory)
-	}
-	return cfg, nil
+// Provider is the store's provider, the one the API's own operations
+// use: a door that records and forgets through it shares its sessions,
+// so that a forget through any door drops what the others hold of the
+// scope. Its sessions end when the door ends them (EndSession).
+func (g *GatewayStore) Provider() (*provider.MemoryProvider, error) {
+	return g.svc.providerFor(g.def)
 }
 
 // UserID is the agentmemory user id of scope (UserID(name, scope)).
@@ -166,4 +151,12 @@ func (g *GatewayStore) DropScope(ctx context.Context, scope string) error {
 		return err
 	}
 	return g.svc.deleteRecord(ctx, scopeKey(g.def.Name, scope))
+}
+
+// Expire forgets the memories of scope older than the store's
+// default_ttl_seconds, as every read through the API and MCP hides them
+// and the sweep deletes them: call it before reading a scope's memory.
+// Without a TTL it does nothing.
+func (g *GatewayStore) Expire(ctx context.Context, scope string) error {
+	return g.svc.expireScope(ctx, g.def, scope)
 }
