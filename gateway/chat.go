@@ -78,6 +78,9 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, c *chatReques
 	// completes is recorded even if nobody reads it.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.UpstreamTimeout)
 	defer cancel()
+	if plan.sess != nil {
+		defer h.sessions.touch(plan.sess)
+	}
 	if c.stream {
 		h.stream(uctx, w, r, c, plan, model, out)
 		return

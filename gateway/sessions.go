@@ -75,6 +75,16 @@ func (s *sessions) get(userID, id string) (*agent.Session, error) {
 	return sess, nil
 }
 
+// touch rearms the idle timer of sess, at the end of a request: a
+// session's idle time counts from its last answer.
+func (s *sessions) touch(sess *agent.Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byKey[sess.UserID()+"\x00"+sess.ID()]; ok && !s.closed {
+		e.Value.(*sessionEntry).timer.Reset(s.idle)
+	}
+}
+
 // idled ends a session whose timer fired, unless a request rearmed it
 // meanwhile (the entry is still the one kept, and its timer not pending).
 func (s *sessions) idled(se *sessionEntry) {
