@@ -71,6 +71,21 @@ func TestTheMemoryStoresTTLHoldsAtTheGateway(t *testing.T) {
 	fresh := ask("What is the name of my dog?")
 	assert.Contains(t, fresh.Chat.Messages[0].Content, "Biscuit", "within the TTL")
 
+	// A memory expires a TTL after it was last written, and background
+	// work (a session's end, its reflection) writes too: the sessions end
+	// and their work is done before the TTL is waited for.
+	require.Eventually(t, func() bool {
+		require.NoError(t, gw.Flush(context.Background()))
+		ss, err := r.st.ListSessions(context.Background(), mem.UserID("alice"), store.SessionFilter{})
+		require.NoError(t, err)
+		for _, s := range ss {
+			if s.Status != store.SessionCompleted {
+				return false
+			}
+		}
+		return len(ss) >= 2 // the fact's, and the fresh question's
+	}, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, gw.Flush(context.Background()))
 	time.Sleep(1100 * time.Millisecond)
 	stale := ask("What is the name of my dog?")
 	for _, m := range stale.Chat.Messages {
