@@ -17,8 +17,10 @@
 //     answering with the provider's receipt (provider.Receipt), which names
 //     its deletion-log record.
 //
-// POST /v1/responses is to come beside chat completions: the emitter in
-// chat.go is where it plugs in.
+// POST /v1/responses is to come beside chat completions: a Responses
+// request translated into a Chat Completions request's fields
+// (newChatRequest) runs through the same exchange, with an emitter that
+// translates the answer back.
 //
 // # Users and sessions
 //
