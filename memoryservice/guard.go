@@ -51,10 +51,10 @@ func (s *Service) guard(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "Operation-Location, Retry-After, x-request-id, x-ms-client-request-id, Mcp-Session-Id")
+			h.Set("Access-Control-Expose-Headers", "Operation-Location, Retry-After, x-request-id, x-ms-client-request-id, Mcp-Session-Id, X-Memory")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-				h.Set("Access-Control-Allow-Headers", "Authorization, api-key, Content-Type, x-ms-client-request-id, foundry-features, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID")
+				h.Set("Access-Control-Allow-Headers", "Authorization, api-key, Content-Type, x-ms-client-request-id, foundry-features, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID, X-Memory-User, X-Memory-Session")
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
 				return

@@ -156,6 +156,7 @@ func TestAllowedOrigins(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, code)
 	assert.Equal(t, "https://app.example", h.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, h.Get("Access-Control-Allow-Headers"), "api-key")
+	assert.Contains(t, h.Get("Access-Control-Allow-Headers"), "X-Memory-User", "the gateway's request headers")
 	assert.Contains(t, h.Get("Access-Control-Allow-Methods"), "POST")
 
 	browser := func(origin string) map[string]string {
@@ -165,6 +166,7 @@ func TestAllowedOrigins(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code, "%v", out)
 	assert.Equal(t, "https://app.example", h.Get("Access-Control-Allow-Origin"))
 	assert.Contains(t, h.Get("Access-Control-Expose-Headers"), "Operation-Location")
+	assert.Contains(t, h.Get("Access-Control-Expose-Headers"), "X-Memory", "the gateway's answer header")
 	code, out, h = s.send("POST", "/memory_stores/support/items:list?api-version=v1", "", `{"scope":"alice"}`, browser("https://evil.example"))
 	assert.Equal(t, http.StatusForbidden, code, "%v", out)
 	assert.Equal(t, "Origin", errorParam(t, out))

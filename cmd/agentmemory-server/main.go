@@ -7,6 +7,7 @@
 //	    [-rate-limit 100] [-rate-burst 200] [-max-conns 512] [-update-workers 4]
 //	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
 //	    [-metrics-addr 10.0.0.5:9090]
+//	    [-gateway=true] [-gateway-store gateway] [-gateway-upstream URL] [-gateway-retrieval-tool]
 //
 // # Memory and models
 //
@@ -23,6 +24,18 @@
 //
 // The MCP tools of package mcpserver are served for one scope of a memory
 // store at /mcp/{store}/{scope} over streamable HTTP, behind the same keys.
+//
+// # The OpenAI-compatible gateway
+//
+// /v1/chat/completions, /v1/models and /v1/memory are the gateway of
+// package gateway: an OpenAI client pointed at the server gets memory.
+// It forwards to the configured model endpoint, or to -gateway-upstream
+// (an OpenAI-compatible base URL, with OPENAI_API_KEY as its key), and
+// its users are the scopes of memory store -gateway-store (created if
+// missing). It is on by default when there is an endpoint to forward to,
+// and says in the log when there is none; -gateway=false turns it off.
+// It is behind the same keys and browser guard as the API, and a key
+// limited to other memory stores is refused.
 //
 // # Keys
 //
@@ -142,6 +155,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	workers := fs.Int("update-workers", memoryservice.DefaultUpdateWorkers, "how many memory updates run at once; the others due wait their turn")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address of its own, without authentication (for a private network), instead of behind the API keys on -addr")
 	limits := connFlags(fs)
+	gwFlags := newGatewayFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -215,9 +229,21 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	tcp, err := net.Listen("tcp", where)
+	gw, gwStore, err := startGateway(ctx, fs, gwFlags, lookup, m, svc, logger)
 	if err != nil {
 		_ = svc.Close(context.Background())
+		return err
+	}
+	closeAll := func(ctx context.Context) error {
+		var err error
+		if gw != nil {
+			err = gw.Close(ctx)
+		}
+		return errors.Join(err, svc.Close(ctx))
+	}
+	tcp, err := net.Listen("tcp", where)
+	if err != nil {
+		_ = closeAll(context.Background())
 		return err
 	}
 	var metricsSrv *http.Server
@@ -225,7 +251,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		mln, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
 			_ = tcp.Close()
-			_ = svc.Close(context.Background())
+			_ = closeAll(context.Background())
 			return fmt.Errorf("-metrics-addr: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -246,7 +272,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")
 	}
 	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "max_conns", limits.maxConns, "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
-	srv := &http.Server{Handler: svc, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: withGateway(svc, gw, gwStore), ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	limits.apply(srv)
 	served := make(chan error, 1)
 	go func() {
@@ -264,7 +290,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		if metricsSrv != nil {
 			_ = metricsSrv.Close()
 		}
-		_ = svc.Close(context.Background())
+		_ = closeAll(context.Background())
 		return err
 	case <-ctx.Done():
 	}
@@ -277,7 +303,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			err = merr
 		}
 	}
-	if cerr := svc.Close(dctx); cerr != nil && err == nil {
+	if cerr := closeAll(dctx); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,108 @@
+package gateway_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/gateway"
+	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/store"
+)
+
+func TestSessionsBeyondMaxSessionsAreEnded(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.MaxSessions = 1 })
+	r.ask("alice", "first", "I started learning Portuguese.", fakeopenai.Text("Boa sorte!"))
+	r.ask("alice", "second", "I also started learning the cello.", fakeopenai.Text("Lovely."))
+	require.Eventually(t, func() bool {
+		require.NoError(t, r.gw.Flush(context.Background()))
+		d, err := r.st.GetSession(context.Background(), r.mem.UserID("alice"), "first")
+		return err == nil && d.Status == store.SessionCompleted
+	}, 5*time.Second, 20*time.Millisecond, "the least recently used session is ended")
+	d, err := r.st.GetSession(context.Background(), r.mem.UserID("alice"), "second")
+	require.NoError(t, err)
+	assert.Equal(t, store.SessionActive, d.Status)
+}
+
+func TestTheMemoryStoresTTLHoldsAtTheGateway(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	status, _, b := r.do(http.MethodPost, "/memory_stores", nil, map[string]any{"name": "shortlived",
+		"definition": map[string]any{"kind": "default", "chat_model": "offline", "embedding_model": "lexical",
+			"options": map[string]any{"default_ttl_seconds": 1}}})
+	require.Equal(t, http.StatusOK, status, string(b))
+	mem, err := r.svc.GatewayStore(context.Background(), "shortlived", "unused", "unused")
+	require.NoError(t, err)
+	gw, err := gateway.New(context.Background(), gateway.Config{Memory: mem, IdleTimeout: 50 * time.Millisecond,
+		Upstream: gateway.Upstream{BaseURL: r.up.URL()}, Logger: quiet()})
+	require.NoError(t, err)
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { _ = gw.Close(context.Background()) })
+	ask := func(text string) fakeopenai.Request {
+		t.Helper()
+		r.up.QueueChat(fakeopenai.Text("ok"))
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":`+quote(text)+`}]}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(gateway.UserHeader, "alice")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		reqs := r.up.ChatRequests()
+		return reqs[len(reqs)-1]
+	}
+	ask("My dog's name is Biscuit and he is a beagle.")
+	require.Eventually(t, func() bool {
+		require.NoError(t, gw.Flush(context.Background()))
+		ms, err := mem.Memories(context.Background(), "alice")
+		require.NoError(t, err)
+		return len(ms) > 0
+	}, 5*time.Second, 20*time.Millisecond)
+	fresh := ask("What is the name of my dog?")
+	assert.Contains(t, fresh.Chat.Messages[0].Content, "Biscuit", "within the TTL")
+
+	// A memory expires a TTL after it was last written, and background
+	// work (a session's end, its reflection) writes too: the sessions end
+	// and their work is done before the TTL is waited for.
+	require.Eventually(t, func() bool {
+		require.NoError(t, gw.Flush(context.Background()))
+		ss, err := r.st.ListSessions(context.Background(), mem.UserID("alice"), store.SessionFilter{})
+		require.NoError(t, err)
+		for _, s := range ss {
+			if s.Status != store.SessionCompleted {
+				return false
+			}
+		}
+		return len(ss) >= 2 // the fact's, and the fresh question's
+	}, 5*time.Second, 20*time.Millisecond)
+	require.NoError(t, gw.Flush(context.Background()))
+	time.Sleep(1100 * time.Millisecond)
+	stale := ask("What is the name of my dog?")
+	for _, m := range stale.Chat.Messages {
+		assert.NotContains(t, m.Content, "Biscuit", "past the TTL")
+	}
+}
+
+// A session's idle time counts from its last answer: one ended while a
+// slow answer was on its way would leave the turn in a session nobody
+// ends.
+func TestIdleTimeCountsFromTheLastAnswer(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
+	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!").WithDelay(150*time.Millisecond))
+	r.endSessions("alice")
+	ms, err := r.mem.Memories(context.Background(), "alice")
+	require.NoError(t, err)
+	require.NotEmpty(t, ms)
+	assert.Contains(t, ms[len(ms)-1].Content, "Porto", "the session holding the turn ended and was summarized")
+}
