@@ -28,6 +28,9 @@ func handle[T any](s *Service, what string, status int, op func(http.ResponseWri
 		}
 		if observe != nil {
 			observe(name, code, time.Since(start))
+			if done, ok := r.Context().Value(observedKey{}).(*bool); ok {
+				*done = true
+			}
 		}
 	}
 }

@@ -21,7 +21,16 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-request-id", id)
 	w.Header().Set("x-ms-client-request-id", id)
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	observed := false
+	if s.cfg.ObserveRequest != nil {
+		r = r.WithContext(context.WithValue(r.Context(), observedKey{}, &observed))
+	}
 	s.mux.ServeHTTP(rec, r)
+	if s.cfg.ObserveRequest != nil && !observed {
+		// Refused before an operation (401, 403, 415, 421, 429), an
+		// unknown route, or MCP's endpoint.
+		s.cfg.ObserveRequest(otherOperation, rec.status, time.Since(start))
+	}
 	level := slog.LevelInfo
 	if rec.status >= 500 {
 		level = slog.LevelError
@@ -29,6 +38,14 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log.Log(r.Context(), level, "http request", "request_id", id, "method", r.Method, "path", truncate(r.URL.Path, maxLogField),
 		"status", rec.status, "duration_ms", time.Since(start).Milliseconds())
 }
+
+// otherOperation is the operation Config.ObserveRequest is told of for a
+// request no operation answered.
+const otherOperation = "other"
+
+// observedKey carries, in a request's context, the flag handle sets once
+// it has told Config.ObserveRequest of the request.
+type observedKey struct{}
 
 type statusRecorder struct {
 	http.ResponseWriter

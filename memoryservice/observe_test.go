@@ -151,3 +151,18 @@ func TestStoreErrorsShowInMetrics(t *testing.T) {
 	assert.Regexp(t, `agentmemory_store_call_errors_total\{error="closed",operation="[a-z_]+"\} [1-9]`, text)
 	assert.Contains(t, text, `agentmemory_http_request_duration_seconds_count{operation="get_memory_store",status="500"} 2`)
 }
+
+// Requests no operation answered are observed too, as "other": refused
+// before an operation (401, 429…) or for an unknown route.
+func TestRefusedRequestsAreObserved(t *testing.T) {
+	var o observed
+	const key = "observe-refused-key-0123"
+	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: key}}, ObserveRequest: o.observe})
+	code, _, _ := s.send("GET", "/memory_stores?api-version=v1", "", "", map[string]string{"api-key": "not-the-key-at-all"})
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, _, _ = s.send("GET", "/no/such/route?api-version=v1", "", "", map[string]string{"api-key": key})
+	require.Equal(t, http.StatusNotFound, code)
+	code, _, _ = s.send("GET", "/memory_stores?api-version=v1", "", "", map[string]string{"api-key": key})
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, []string{"other Unauthorized", "other Not Found", "list_memory_stores OK"}, o.list())
+}

@@ -117,10 +117,10 @@ type Config struct {
 	// ObserveRequest, when set, is told of every request an operation of
 	// the API answered: the operation's name in snake_case
 	// ("update_memories", "search_memories", "get_update", …), the
-	// status answered and how long the answer took. Requests refused
-	// before reaching an operation (no key, rate limit, browser
-	// protections, no such path) and /mcp are not told. Package metrics'
-	// Recorder.Request counts them.
+	// status answered and how long the answer took. A request no
+	// operation answered — refused before one (no key, rate limit,
+	// browser protections), of no such path, or to /mcp — is told as
+	// "other". Package metrics' Recorder.Request counts them.
 	ObserveRequest func(op string, status int, d time.Duration)
 	// WrapModels, when set, wraps the clients a memory store runs on
 	// (Models' or Chat, Mini and Embedder; a nil one is passed as nil)
