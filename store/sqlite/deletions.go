@@ -111,6 +111,7 @@ func (s *Store) EraseDeletionNames(ctx context.Context, subject string) (int, er
 	}
 	n := 0
 	err := s.write(ctx, "erase deletion names", "", func(tx *sql.Tx) ([]change, error) {
+		n = 0 // a run again counts afresh
 		recs, err := queryDeletions(ctx, tx, `SELECT `+deletionColumns+` FROM deletion_log WHERE subject = ? ORDER BY seq`, subject)
 		if err != nil {
 			return nil, err

@@ -102,8 +102,7 @@ func (s *Store) saveTerms(ctx context.Context, key cacheKey, sp spec, gen int64,
 			if err != nil {
 				return nil, err
 			}
-			if cur != gen {
-				stale = true
+			if stale = cur != gen; stale {
 				return nil, nil
 			}
 			return nil, insertTerms(ctx, tx, key.user, sp, part)

@@ -84,6 +84,7 @@ type Store struct {
 	// them forever.
 	lr    *sql.DB
 	wmu   sync.Mutex // serialises write transactions and their cache updates
+	wq    writeQueue // writes waiting for a group commit (groupcommit.go)
 	cache *vecCache
 	pf    prefilter
 	toks  tokenCache
@@ -159,6 +160,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		cache: newVecCache(cfg.VectorCacheBytes),
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
 		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
+		wq:    writeQueue{lead: make(chan struct{}, 1)},
 		stop:  stop,
 	}, nil
 }
@@ -299,68 +301,6 @@ type change struct {
 	remove string
 	// terms are upsert's tokens, for a cached text index (see write).
 	terms *docTerms
-}
-
-// write runs fn in a write transaction for userID, bumping the generation
-// of every kind fn reports changed, and then applies the changes to the
-// vector cache. fn returns the changes it made.
-func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *sql.Tx) ([]change, error)) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.fail(op, err)
-	}
-	defer tx.Rollback()
-	changes, err := fn(tx)
-	if err != nil {
-		if isStoreErr(err) {
-			return err
-		}
-		return s.fail(op, err)
-	}
-	if err := s.writeChangeTerms(ctx, tx, userID, changes); err != nil {
-		// The write stands: a document without its terms row is
-		// tokenized when loaded. The user's cached sets go (apply drops a
-		// set that an upsert without tokens reaches).
-		s.log.Warn("store the tokens of written documents", "err", err)
-		for i := range changes {
-			changes[i].terms = nil
-		}
-	}
-	type bump struct{ old, new int64 }
-	bumps := make(map[store.Kind]bump)
-	for _, c := range changes {
-		if _, ok := bumps[c.kind]; ok {
-			continue
-		}
-		old, err := readGen(ctx, tx, userID, c.kind)
-		if err != nil {
-			return s.fail(op, err)
-		}
-		g := newGen()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO generations (user_id, kind, gen) VALUES (?, ?, ?)
-ON CONFLICT (user_id, kind) DO UPDATE SET gen = excluded.gen`, userID, string(c.kind), g); err != nil {
-			return s.fail(op, err)
-		}
-		bumps[c.kind] = bump{old, g}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail(op, err)
-	}
-	for kind, b := range bumps {
-		var cs []change
-		for _, c := range changes {
-			if c.kind == kind {
-				cs = append(cs, c)
-			}
-		}
-		s.cache.apply(cacheKey{userID, kind}, b.old, b.new, cs)
-	}
-	return nil
 }
 
 // writeChangeTerms stores the terms rows (terms.go) of the upserted

@@ -36,7 +36,7 @@ func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) er
 			userID, t.SessionID).Scan(&last); err != nil {
 			return nil, err
 		}
-		seq = max(seq, last+1)
+		seq = max(t.Seq, last+1)
 		c := *t
 		c.Seq = seq
 		b, err := json.Marshal(&c)
