@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"sync/atomic"
 
@@ -49,7 +48,7 @@ type writeReq struct {
 	ctx    context.Context
 	op     string
 	userID string
-	fn     func(tx *sql.Tx) ([]change, error)
+	fn     func(tx *writeTx) ([]change, error)
 	state  atomic.Int32
 	done   chan struct{} // closed once err is set
 	err    error
@@ -70,7 +69,7 @@ type genBump struct {
 // changes it made. fn may run more than once (in a new transaction, when
 // a batch-mate's failure ended the first), so it must set the variables
 // it shares with the caller afresh on every run.
-func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *sql.Tx) ([]change, error)) error {
+func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *writeTx) ([]change, error)) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
@@ -144,14 +143,15 @@ const savepoint = "am_write"
 // the transaction, to run again in a new one. It is called under wmu.
 func (s *Store) commit(batch []*writeReq) []*writeReq {
 	ctx := context.WithoutCancel(batch[0].ctx) // the batch is everyone's
-	tx, err := s.w.BeginTx(ctx, nil)
+	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		for _, r := range batch {
 			r.finish(s.fail(r.op, err))
 		}
 		return nil
 	}
-	defer tx.Rollback()
+	defer sqlTx.Rollback()
+	tx := &writeTx{Tx: sqlTx, prepared: s.prepared}
 	alone := len(batch) == 1
 	ok := make([]*writeReq, 0, len(batch))
 	for i, r := range batch {
@@ -223,7 +223,7 @@ func (s *Store) commitEach(batch []*writeReq) {
 
 // run runs r's write in tx: its function, its documents' terms rows and
 // its generation bumps, which it keeps in r for the cache.
-func (s *Store) run(tx *sql.Tx, r *writeReq) error {
+func (s *Store) run(tx *writeTx, r *writeReq) error {
 	ctx, op, userID := r.ctx, r.op, r.userID
 	r.changes, r.bumps = nil, nil
 	changes, err := r.fn(tx)
@@ -256,8 +256,7 @@ func (s *Store) run(tx *sql.Tx, r *writeReq) error {
 			return s.fail(op, err)
 		}
 		g := newGen()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO generations (user_id, kind, gen) VALUES (?, ?, ?)
-ON CONFLICT (user_id, kind) DO UPDATE SET gen = excluded.gen`, userID, string(c.kind), g); err != nil {
+		if _, err := tx.ExecContext(ctx, upsertGenSQL, userID, string(c.kind), g); err != nil {
 			return s.fail(op, err)
 		}
 		bumps = append(bumps, genBump{c.kind, old, g})

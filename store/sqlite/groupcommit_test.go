@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -34,7 +33,7 @@ func holdWriter(t *testing.T, s *Store) (release func()) {
 	in, out := make(chan struct{}), make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- s.write(context.Background(), "hold", "", func(*sql.Tx) ([]change, error) {
+		errc <- s.write(context.Background(), "hold", "", func(*writeTx) ([]change, error) {
 			close(in)
 			<-out
 			return nil, nil
@@ -91,13 +90,13 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 		},
 		func() error { return s.PutSession(ctx, "u1", stale) },
 		func() error {
-			return s.write(ctx, "bad statement", "u1", func(tx *sql.Tx) ([]change, error) {
+			return s.write(ctx, "bad statement", "u1", func(tx *writeTx) ([]change, error) {
 				_, err := tx.ExecContext(ctx, `INSERT INTO turns (user_id) VALUES ('u1')`) // NOT NULL columns
 				return nil, err
 			})
 		},
 		func() error {
-			return s.write(ctx, "ends the transaction", "u1", func(tx *sql.Tx) ([]change, error) {
+			return s.write(ctx, "ends the transaction", "u1", func(tx *writeTx) ([]change, error) {
 				// A turn in the same session, then the transaction ends,
 				// as SQLite ends it itself on an interrupted statement.
 				if _, err := tx.ExecContext(ctx, `INSERT INTO turns (user_id, session_id, seq, turn_id, doc) VALUES ('u1', 's1', 2, 'ghost', '{}')`); err != nil {
@@ -249,7 +248,7 @@ func TestGroupCommitClosedWhileQueued(t *testing.T) {
 // does whose statement SQLite interrupts: its batch-mates run again.
 func endTx(ctx context.Context, s *Store, errEnd error) func() error {
 	return func() error {
-		return s.write(ctx, "ends the transaction", "", func(tx *sql.Tx) ([]change, error) {
+		return s.write(ctx, "ends the transaction", "", func(tx *writeTx) ([]change, error) {
 			if _, err := tx.ExecContext(ctx, `ROLLBACK`); err != nil {
 				return nil, err
 			}

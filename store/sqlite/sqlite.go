@@ -82,12 +82,14 @@ type Store struct {
 	// lr reads for the set loads (setLoads): searches waiting for a load
 	// hold connections of r, so a load taking one of them could wait for
 	// them forever.
-	lr    *sql.DB
-	wmu   sync.Mutex // serialises write transactions and their cache updates
-	wq    writeQueue // writes waiting for a group commit (groupcommit.go)
-	cache *vecCache
-	pf    prefilter
-	toks  tokenCache
+	lr  *sql.DB
+	wmu sync.Mutex // serialises write transactions and their cache updates
+	wq  writeQueue // writes waiting for a group commit (groupcommit.go)
+	// prepared holds the writer's prepared statements by text (stmts.go).
+	prepared map[string]*sql.Stmt
+	cache    *vecCache
+	pf       prefilter
+	toks     tokenCache
 	// scratch holds the text leg's per-search score arrays (*scores).
 	scratch sync.Pool
 	loads   setLoads
@@ -129,20 +131,28 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	prepared, err := prepareWrites(ctx, w)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
+		closeStatements(prepared)
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(cfg.MaxReaders)
 	r.SetMaxIdleConns(cfg.MaxReaders)
 	if err := r.PingContext(ctx); err != nil {
+		closeStatements(prepared)
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	lr, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
+		closeStatements(prepared)
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -161,7 +171,9 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
 		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
 		wq:    writeQueue{lead: make(chan struct{}, 1)},
-		stop:  stop,
+
+		prepared: prepared,
+		stop:     stop,
 	}, nil
 }
 
@@ -264,7 +276,7 @@ func (s *Store) Close() error {
 		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
-		s.closeErr = errors.Join(s.r.Close(), s.lr.Close(), s.w.Close())
+		s.closeErr = errors.Join(s.r.Close(), s.lr.Close(), closeStatements(s.prepared), s.w.Close())
 		s.cache.clear()
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)
@@ -306,7 +318,7 @@ type change struct {
 // writeChangeTerms stores the terms rows (terms.go) of the upserted
 // documents that lack one, and fills the tokens of the upserts whose kind
 // has a cached text index for the user.
-func (s *Store) writeChangeTerms(ctx context.Context, tx *sql.Tx, userID string, changes []change) error {
+func (s *Store) writeChangeTerms(ctx context.Context, tx txn, userID string, changes []change) error {
 	for _, kind := range store.Kinds {
 		var idx []int
 		var ids []string
@@ -416,7 +428,7 @@ func readDoc[D any](ctx context.Context, s *Store, op, missing string, query fun
 // readGen returns the generation of a user's kind; 0 when it has none.
 func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (int64, error) {
 	var g int64
-	err := q.QueryRowContext(ctx, `SELECT gen FROM generations WHERE user_id = ? AND kind = ?`, userID, string(kind)).Scan(&g)
+	err := q.QueryRowContext(ctx, readGenSQL, userID, string(kind)).Scan(&g)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

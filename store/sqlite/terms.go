@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -100,7 +99,7 @@ const termsChunk = 500
 // kind through the tokenizer, as the kind's FTS5 triggers index it, and
 // returns each document's tokens (a document without text has none; rids
 // not the user's are left out).
-func tokenizeRows(ctx context.Context, tx *sql.Tx, userID string, sp spec, rids []int64) (map[int64]*docTerms, error) {
+func tokenizeRows(ctx context.Context, tx txn, userID string, sp spec, rids []int64) (map[int64]*docTerms, error) {
 	out := make(map[int64]*docTerms, len(rids))
 	intern := make(map[string]string)
 	err := withTokenizer(ctx, tx, func() error {
@@ -111,8 +110,7 @@ func tokenizeRows(ctx context.Context, tx *sql.Tx, userID string, sp spec, rids 
 			for _, rid := range part {
 				args = append(args, rid)
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT t.rid, `+
-				ftsColumns(sp.kind)+` FROM `+sp.table+` AS t WHERE t.user_id = ? AND t.rid IN (`+placeholders(len(part))+`)`, args...); err != nil {
+			if _, err := tx.ExecContext(ctx, tokenizeSQL(sp, len(part)), args...); err != nil {
 				return fmt.Errorf("tokenize: %w", err)
 			}
 			for _, rid := range part {
@@ -152,31 +150,26 @@ func tokenizeRows(ctx context.Context, tx *sql.Tx, userID string, sp spec, rids 
 }
 
 // userRow reports whether rid is one of the user's documents of the kind.
-func userRow(ctx context.Context, tx *sql.Tx, userID string, sp spec, rid int64) bool {
+func userRow(ctx context.Context, tx txn, userID string, sp spec, rid int64) bool {
 	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+sp.table+` WHERE user_id = ? AND rid = ?`, userID, rid).Scan(&one)
+	err := tx.QueryRowContext(ctx, userRowSQL(sp), userID, rid).Scan(&one)
 	return err == nil
 }
 
 // insertTerms stores the tokens of the user's documents (by rid),
 // replacing any row they have.
-func insertTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, terms map[int64]*docTerms) error {
+func insertTerms(ctx context.Context, tx txn, userID string, sp spec, terms map[int64]*docTerms) error {
 	if len(terms) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO `+sp.terms+` (rid, terms)
-SELECT rid, ? FROM `+sp.table+` WHERE user_id = ? AND rid = ?`)
-	if err != nil {
-		return fmt.Errorf("store terms: %w", err)
-	}
-	defer stmt.Close()
+	q := insertTermsSQL(sp)
 	rids := make([]int64, 0, len(terms))
 	for rid := range terms {
 		rids = append(rids, rid)
 	}
 	slices.Sort(rids)
 	for _, rid := range rids {
-		if _, err := stmt.ExecContext(ctx, encodeTerms(terms[rid]), userID, rid); err != nil {
+		if _, err := tx.ExecContext(ctx, q, encodeTerms(terms[rid]), userID, rid); err != nil {
 			return fmt.Errorf("store terms: %w", err)
 		}
 	}
@@ -186,7 +179,7 @@ SELECT rid, ? FROM `+sp.table+` WHERE user_id = ? AND rid = ?`)
 // writeTerms stores the terms rows that the user's documents ids of one
 // kind, as written in tx, lack; with want it also returns each
 // document's tokens (ids[i]'s at i), for a cached text index.
-func writeTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, ids []string, want bool) ([]*docTerms, error) {
+func writeTerms(ctx context.Context, tx txn, userID string, sp spec, ids []string, want bool) ([]*docTerms, error) {
 	type doc struct {
 		rid  int64
 		blob []byte
@@ -200,8 +193,7 @@ func writeTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, ids []s
 			args = append(args, id)
 		}
 		err := func() error {
-			rows, err := tx.QueryContext(ctx, `SELECT t.id, t.rid, x.terms FROM `+sp.table+` AS t
-LEFT JOIN `+sp.terms+` AS x ON x.rid = t.rid WHERE t.user_id = ? AND t.id IN (`+placeholders(len(part))+`)`, args...)
+			rows, err := tx.QueryContext(ctx, readTermsSQL(sp, len(part)), args...)
 			if err != nil {
 				return err
 			}
@@ -263,6 +255,31 @@ LEFT JOIN `+sp.terms+` AS x ON x.rid = t.rid WHERE t.user_id = ? AND t.id IN (`+
 		}
 	}
 	return out, nil
+}
+
+// tokenizeSQL runs n of the user's documents of sp's kind (by rid)
+// through the tokenizer table, as the kind's FTS5 triggers index them.
+func tokenizeSQL(sp spec, n int) string {
+	return `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT t.rid, ` + ftsColumns(sp.kind) + ` FROM ` + sp.table +
+		` AS t WHERE t.user_id = ? AND t.rid IN (` + placeholders(n) + `)`
+}
+
+// readTermsSQL reads the rid and terms row of n of the user's documents
+// of sp's kind (by id).
+func readTermsSQL(sp spec, n int) string {
+	return `SELECT t.id, t.rid, x.terms FROM ` + sp.table + ` AS t
+LEFT JOIN ` + sp.terms + ` AS x ON x.rid = t.rid WHERE t.user_id = ? AND t.id IN (` + placeholders(n) + `)`
+}
+
+// insertTermsSQL stores the terms row of one of the user's documents.
+func insertTermsSQL(sp spec) string {
+	return `INSERT OR REPLACE INTO ` + sp.terms + ` (rid, terms)
+SELECT rid, ? FROM ` + sp.table + ` WHERE user_id = ? AND rid = ?`
+}
+
+// userRowSQL selects 1 for one of the user's documents (by rid).
+func userRowSQL(sp spec) string {
+	return `SELECT 1 FROM ` + sp.table + ` WHERE user_id = ? AND rid = ?`
 }
 
 // decodeDocTerms decodes a terms row into a docTerms.

@@ -67,3 +67,24 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPutSessionRecord measures one conditional PutSession of a
+// small document whose summary is a JSON record (as the memory service
+// keeps its update records), from one goroutine.
+func BenchmarkPutSessionRecord(b *testing.B) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "w.db"), sqlite.Config{Dimensions: dims})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	doc := &store.Session{ID: "upd_0123456789", StartTime: time.Now(), Status: store.SessionActive, ETag: store.CreateOnly,
+		Summary: `{"id":"upd_0123456789","store":"bench","scope":"scope-1","status":"queued","created_at":"2026-11-26T13:00:00Z","due_at":"2026-11-26T13:05:00Z","session_id":"mss_abcdef","turns":1}`}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		doc.StartTime = doc.StartTime.Add(time.Second)
+		if err := s.PutSession(ctx, "registry", doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
