@@ -138,6 +138,30 @@
 // file: SQLite's locking keeps it consistent and busy_timeout (Config.
 // BusyTimeout) absorbs their write lock.
 //
+// # Group commit
+//
+// Concurrent writes share a transaction, and so one commit and one fsync
+// (groupcommit.go). A write is queued; the caller that finds no batch
+// running takes every queued write, up to 64, runs each in queue order
+// under a savepoint of one BEGIN IMMEDIATE transaction, commits, and then
+// answers each caller: nothing is acknowledged before the commit that
+// holds it is on disk. A later write of a batch sees the earlier ones, so
+// ETag checks (store.CreateOnly, a stored ETag) are decided exactly as if
+// the writes had committed one by one in that order. A write that fails is
+// rolled back to its savepoint and gets its own error while its
+// batch-mates go on; one that ends the whole transaction (SQLite rolls it
+// back itself on some errors, an interrupted statement among them) gets
+// its error and the others run again in a new transaction; a commit that
+// fails is retried write by write, so each caller hears of its own write
+// only. A caller whose context ends while its write is still queued gets
+// the context's error and its write never runs. Each process batches its
+// own writes; processes sharing a file take SQLite's write lock in turn as
+// before.
+//
+// The statements of the write paths are prepared once on the writer
+// connection (stmts.go): compiling a write to a table with FTS5 triggers
+// costs more than running it.
+//
 // # Deletion
 //
 // Deletes are for good: secure_delete is on, so freed content is
