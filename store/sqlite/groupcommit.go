@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -52,6 +53,9 @@ type writeReq struct {
 	state  atomic.Int32
 	done   chan struct{} // closed once err is set
 	err    error
+	// panicked holds what fn panicked with, panicked again in its caller
+	// once the batch is done with (the batch-mates go on).
+	panicked any
 	// What the write's run changed, applied to the cache after the commit.
 	changes []change
 	bumps   []genBump
@@ -80,18 +84,29 @@ func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *writeT
 	for {
 		select {
 		case <-r.done:
-			return r.err
+			return r.answer()
 		case s.wq.lead <- struct{}{}:
-			s.runBatch()
-			<-s.wq.lead
+			func() {
+				defer func() { <-s.wq.lead }()
+				s.runBatch()
+			}()
 		case <-ctx.Done():
 			if r.state.CompareAndSwap(writeQueued, writeAbandoned) {
 				return s.fail(op, ctx.Err())
 			}
 			<-r.done // taken: its batch answers it
-			return r.err
+			return r.answer()
 		}
 	}
+}
+
+// answer is r's outcome for its caller, once done: its error, or the
+// panic of its function.
+func (r *writeReq) answer() error {
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
+	return r.err
 }
 
 // take removes up to maxBatch queued writes from the queue, in order,
@@ -223,9 +238,17 @@ func (s *Store) commitEach(batch []*writeReq) {
 
 // run runs r's write in tx: its function, its documents' terms rows and
 // its generation bumps, which it keeps in r for the cache.
-func (s *Store) run(tx *writeTx, r *writeReq) error {
+func (s *Store) run(tx *writeTx, r *writeReq) (err error) {
 	ctx, op, userID := r.ctx, r.op, r.userID
 	r.changes, r.bumps = nil, nil
+	defer func() {
+		// A panic is its write's failure: the batch goes on without it,
+		// and its caller panics (answer).
+		if p := recover(); p != nil {
+			r.panicked = p
+			err = fmt.Errorf("sqlite: %s: the write panicked: %v", op, p)
+		}
+	}()
 	changes, err := r.fn(tx)
 	if err != nil {
 		if isStoreErr(err) {

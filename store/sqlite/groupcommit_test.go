@@ -351,3 +351,26 @@ func TestGroupCommitConcurrentETagRaces(t *testing.T) {
 	}
 	t.Logf("%d conflicts retried; %d transactions for %d writes or more", conflicts, s.wq.commits.Load(), workers*(rounds+3))
 }
+
+// TestGroupCommitPanicIsItsCallers: a write function that panics panics
+// in its own caller; its batch-mates commit.
+func TestGroupCommitPanicIsItsCallers(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openTest(t)
+	var recovered any
+	errs := batch(t, s,
+		func() error { return s.PutSession(ctx, "u", &store.Session{ID: "before", StartTime: time.Now()}) },
+		func() (err error) {
+			defer func() { recovered = recover() }()
+			return s.write(ctx, "panics", "u", func(*writeTx) ([]change, error) { panic("boom") })
+		},
+		func() error { return s.PutSession(ctx, "u", &store.Session{ID: "after", StartTime: time.Now()}) },
+	)
+	assert.Equal(t, "boom", recovered)
+	assert.NoError(t, errs[0])
+	assert.NoError(t, errs[2])
+	for _, id := range []string{"before", "after"} {
+		_, err := s.GetSession(ctx, "u", id)
+		assert.NoError(t, err, id)
+	}
+}
