@@ -288,7 +288,7 @@ func TestGroupCommitConcurrentETagRaces(t *testing.T) {
 	ctx := t.Context()
 	s, _ := openTest(t)
 	require.NoError(t, s.PutSession(ctx, "u", &store.Session{ID: "counter", StartTime: time.Now()}))
-	const workers, rounds = 32, 3
+	const workers, rounds = 16, 3
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	created, conflicts := 0, 0
