@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -59,6 +60,17 @@ type writeReq struct {
 	// What the write's run changed, applied to the cache after the commit.
 	changes []change
 	bumps   []genBump
+	// untokenized are its upserts without a terms row, tokenized with
+	// the batch's (storeBatchTerms).
+	untokenized []untokenized
+}
+
+// untokenized is an upserted document of a write that has no terms row:
+// changes[change] upserted the document rid of kind.
+type untokenized struct {
+	kind   store.Kind
+	rid    int64
+	change int
 }
 
 // genBump is a generation changed by a write: old to new.
@@ -204,6 +216,7 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 	if len(ok) == 0 {
 		return nil
 	}
+	s.storeBatchTerms(ctx, tx, ok)
 	if err := tx.Commit(); err != nil {
 		if alone {
 			ok[0].finish(s.fail(ok[0].op, err))
@@ -240,7 +253,7 @@ func (s *Store) commitEach(batch []*writeReq) {
 // its generation bumps, which it keeps in r for the cache.
 func (s *Store) run(tx *writeTx, r *writeReq) (err error) {
 	ctx, op, userID := r.ctx, r.op, r.userID
-	r.changes, r.bumps = nil, nil
+	r.changes, r.bumps, r.untokenized = nil, nil, nil
 	defer func() {
 		// A panic is its write's failure: the batch goes on without it,
 		// and its caller panics (answer).
@@ -256,14 +269,16 @@ func (s *Store) run(tx *writeTx, r *writeReq) (err error) {
 		}
 		return s.fail(op, err)
 	}
-	if err := s.writeChangeTerms(ctx, tx, userID, changes); err != nil {
+	untok, err := s.readChangeTerms(ctx, tx, userID, changes)
+	if err != nil {
 		// The write stands: a document without its terms row is
 		// tokenized when loaded. The user's cached sets go (apply drops a
 		// set that an upsert without tokens reaches).
-		s.log.Warn("store the tokens of written documents", "err", err)
+		s.log.Warn("read the tokens of written documents", "err", err)
 		for i := range changes {
 			changes[i].terms = nil
 		}
+		untok = nil
 	}
 	var bumps []genBump
 	for _, c := range changes {
@@ -284,6 +299,78 @@ func (s *Store) run(tx *writeTx, r *writeReq) (err error) {
 		}
 		bumps = append(bumps, genBump{c.kind, old, g})
 	}
-	r.changes, r.bumps = changes, bumps
+	r.changes, r.bumps, r.untokenized = changes, bumps, untok
 	return nil
+}
+
+// readChangeTerms fills the tokens of the upserts whose kind has a cached
+// text index for the user from their terms rows (terms.go), and returns
+// the upserts that have none: the batch tokenizes them together
+// (storeBatchTerms).
+func (s *Store) readChangeTerms(ctx context.Context, tx txn, userID string, changes []change) ([]untokenized, error) {
+	var untok []untokenized
+	for _, kind := range store.Kinds {
+		var idx []int
+		var ids []string
+		for i, c := range changes {
+			if c.kind == kind && c.upsert != nil {
+				idx = append(idx, i)
+				ids = append(ids, c.upsert.id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		sp, _ := specOf(kind)
+		terms, err := readTerms(ctx, tx, userID, sp, ids, s.cache.hasText(cacheKey{userID, kind}))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kind, err)
+		}
+		for j, i := range idx {
+			changes[i].terms = terms[j].terms
+			if terms[j].missing {
+				untok = append(untok, untokenized{kind, terms[j].rid, i})
+			}
+		}
+	}
+	return untok, nil
+}
+
+// storeBatchTerms tokenizes the documents that the committed writes of a
+// batch upserted without a terms row, all of a kind at once, stores their
+// terms rows and gives the writes' changes their tokens. A failure leaves
+// the writes standing without the rows (their documents are tokenized
+// when loaded; a cached set they reach is dropped).
+func (s *Store) storeBatchTerms(ctx context.Context, tx txn, batch []*writeReq) {
+	for _, kind := range store.Kinds {
+		var rids []int64
+		for _, r := range batch {
+			for _, u := range r.untokenized {
+				if u.kind == kind {
+					rids = append(rids, u.rid)
+				}
+			}
+		}
+		if len(rids) == 0 {
+			continue
+		}
+		slices.Sort(rids)
+		rids = slices.Compact(rids)
+		sp, _ := specOf(kind)
+		fresh, err := tokenizeDocs(ctx, tx, sp, rids)
+		if err == nil {
+			err = insertDocTerms(ctx, tx, sp, fresh)
+		}
+		if err != nil {
+			s.log.Warn("store the tokens of written documents", "kind", kind, "err", err)
+			fresh = nil
+		}
+		for _, r := range batch {
+			for _, u := range r.untokenized {
+				if u.kind == kind {
+					r.changes[u.change].terms = fresh[u.rid]
+				}
+			}
+		}
+	}
 }

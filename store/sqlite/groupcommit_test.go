@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/driver"
 )
 
 // openTest opens a store on a new file in t.TempDir, closed at cleanup.
@@ -373,4 +375,80 @@ func TestGroupCommitPanicIsItsCallers(t *testing.T) {
 		_, err := s.GetSession(ctx, "u", id)
 		assert.NoError(t, err, id)
 	}
+}
+
+// cachedGen returns the generation of the user's cached set of kind, and
+// whether there is one.
+func cachedGen(s *Store, user string, kind store.Kind) (int64, bool) {
+	s.cache.mu.Lock()
+	e, ok := s.cache.m[cacheKey{user, kind}]
+	s.cache.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	set := e.Value.(*cacheEntry).set
+	set.mu.RLock()
+	defer set.mu.RUnlock()
+	return set.gen, true
+}
+
+// TestGroupCommitTokenizesABatchTogether: the documents a batch writes,
+// of several users, are tokenized in one pass at its end; each gets its
+// terms row, a user's cached text index takes their tokens in place (no
+// reload), and text search ranks them as FTS5 does.
+func TestGroupCommitTokenizesABatchTogether(t *testing.T) {
+	ctx := t.Context()
+	s, path := openTest(t)
+	put := func(user, id, content string) func() error {
+		return func() error {
+			return s.PutInteraction(ctx, user, &store.Interaction{ID: id, SessionID: "s", Timestamp: time.Now(),
+				FirstTurn: 1, LastTurn: 1, Content: content})
+		}
+	}
+	require.NoError(t, put("alice", "a0", "the first note about gardens")())
+	require.NotEmpty(t, textHits(t, s, "alice", "gardens")) // alice's text index is cached now
+	require.True(t, s.cache.hasText(cacheKey{"alice", store.KindInteraction}))
+
+	errs := batch(t, s,
+		put("alice", "a1", "tomatoes grow in gardens"),
+		put("bob", "b1", "bob keeps bees in gardens"),
+		put("alice", "a2", "an empty-ish note"),
+		func() error { return s.DeleteDocument(ctx, "alice", store.KindInteraction, "a2") },
+		put("alice", "a1", "tomatoes and basil grow in gardens"), // a1 again: its last text counts
+		put("bob", "b2", ""),
+	)
+	for i, err := range errs {
+		require.NoError(t, err, "write %d", i)
+	}
+	gen, err := readGen(ctx, dbOfStore(t, s), "alice", store.KindInteraction)
+	require.NoError(t, err)
+	cached, ok := cachedGen(s, "alice", store.KindInteraction)
+	require.True(t, ok)
+	assert.Equal(t, gen, cached, "alice's cached set took the batch in place")
+
+	for _, user := range []string{"alice", "bob"} {
+		sp, _ := specOf(store.KindInteraction)
+		mine, _ := countTerms(t, path, sp, user)
+		assert.Equal(t, 2, mine, "%s: every document has its terms row", user)
+	}
+	got := textHits(t, s, "alice", "basil gardens")
+	require.Len(t, got, 2)
+	assert.Equal(t, "a1", got[0].ID)
+	assert.Empty(t, textHits(t, s, "alice", "empty"), "the deleted document is gone from the index")
+	assert.Equal(t, []string{"b1"}, idsOf(textHits(t, s, "bob", "bees")))
+}
+
+func dbOfStore(t *testing.T, s *Store) *sql.DB {
+	t.Helper()
+	var db *sql.DB
+	require.True(t, s.As(&db))
+	return db
+}
+
+func idsOf(hits []driver.Scored) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
 }

@@ -311,39 +311,8 @@ type change struct {
 	kind   store.Kind
 	upsert *vecRow
 	remove string
-	// terms are upsert's tokens, for a cached text index (see write).
+	// terms are upsert's tokens, for a cached text index (see readChangeTerms).
 	terms *docTerms
-}
-
-// writeChangeTerms stores the terms rows (terms.go) of the upserted
-// documents that lack one, and fills the tokens of the upserts whose kind
-// has a cached text index for the user.
-func (s *Store) writeChangeTerms(ctx context.Context, tx txn, userID string, changes []change) error {
-	for _, kind := range store.Kinds {
-		var idx []int
-		var ids []string
-		for i, c := range changes {
-			if c.kind == kind && c.upsert != nil {
-				idx = append(idx, i)
-				ids = append(ids, c.upsert.id)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		sp, _ := specOf(kind)
-		want := s.cache.hasText(cacheKey{userID, kind})
-		terms, err := writeTerms(ctx, tx, userID, sp, ids, want)
-		if err != nil {
-			return fmt.Errorf("%s: %w", kind, err)
-		}
-		if want {
-			for j, i := range idx {
-				changes[i].terms = terms[j]
-			}
-		}
-	}
-	return nil
 }
 
 func isStoreErr(err error) bool {

@@ -78,7 +78,7 @@ func writeStatements() []string {
 		turnSeqSQL, lastSeqSQL, insertTurnSQL, userStateETagSQL, upsertUserState)
 	for _, kind := range store.Kinds {
 		sp, _ := specOf(kind)
-		qs = append(qs, tokenizeSQL(sp, 1), readTermsSQL(sp, 1), insertTermsSQL(sp), userRowSQL(sp))
+		qs = append(qs, readTermsSQL(sp, 1), tokenizeDocsSQL(sp, 1), insertDocTermsSQL(sp), docRowSQL(sp))
 	}
 	return qs
 }
