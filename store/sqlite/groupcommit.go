@@ -181,6 +181,19 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 	tx := &writeTx{Tx: sqlTx, prepared: s.prepared}
 	alone := len(batch) == 1
 	ok := make([]*writeReq, 0, len(batch))
+	// The failed writes are answered last, after the commit of the
+	// others: a write that failed on an earlier write's ETag, reading
+	// again, finds that write's.
+	type failure struct {
+		r   *writeReq
+		err error
+	}
+	var failed []failure
+	defer func() {
+		for _, f := range failed {
+			f.r.finish(f.err)
+		}
+	}()
 	for i, r := range batch {
 		if alone {
 			if err := s.run(tx, r); err != nil {
@@ -207,7 +220,7 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 			ok = append(ok, r)
 			continue
 		}
-		r.finish(err)
+		failed = append(failed, failure{r, err})
 		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO `+savepoint+`; RELEASE `+savepoint); rerr != nil {
 			// r's failure ended the transaction: the others again.
 			return append(ok, batch[i+1:]...)

@@ -166,9 +166,16 @@ func TestGroupCommitETagsInOneBatch(t *testing.T) {
 	c2 := &store.Session{ID: "new", StartTime: time.Now(), Summary: "c2", ETag: store.CreateOnly}
 	u1 := &store.UserState{SinceProfile: 1, ETag: store.CreateOnly}
 	u2 := &store.UserState{SinceProfile: 2, ETag: store.CreateOnly}
+	var seen string // what b's writer reads on its conflict
 	errs := batch(t, s,
 		func() error { return s.PutSession(ctx, "u", a) },
-		func() error { return s.PutSession(ctx, "u", b) },
+		func() error {
+			err := s.PutSession(ctx, "u", b)
+			if got, gerr := s.GetSession(ctx, "u", "s"); gerr == nil {
+				seen = got.Summary
+			}
+			return err
+		},
 		func() error { return s.PutSession(ctx, "u", c1) },
 		func() error { return s.PutSession(ctx, "u", c2) },
 		func() error { return s.PutUserState(ctx, "u", u1) },
@@ -181,6 +188,7 @@ func TestGroupCommitETagsInOneBatch(t *testing.T) {
 	assert.NoError(t, errs[4])
 	assert.ErrorIs(t, errs[5], store.ErrConflict)
 	assert.Equal(t, base.ETag, b.ETag, "a failed write keeps its ETag")
+	assert.Equal(t, "a", seen, "a conflict is answered once the write it lost to is committed")
 
 	got, err := s.GetSession(ctx, "u", "s")
 	require.NoError(t, err)
