@@ -15,14 +15,15 @@ import (
 // for its answer or, when no batch is running, becomes the leader: it
 // takes every queued write (up to maxBatch), runs each in the order it
 // was queued under a savepoint of one BEGIN IMMEDIATE transaction,
+// tokenizes the documents written without a terms row in one pass,
 // commits once, updates the vector cache and answers each caller. A write
 // that fails is rolled back to its savepoint and answered with its own
-// error; its batch-mates go on. A write that ends the whole transaction
-// (SQLite rolls back the transaction itself on some errors, an
-// interrupted statement among them) is answered with its error and the
-// others run again in a new transaction; a commit that fails is retried
-// with each write alone, so every caller gets the answer of its own
-// write. A write is answered only after the commit that holds it, so
+// error once the others have committed; its batch-mates go on. A write
+// that ends the whole transaction (SQLite rolls back the transaction
+// itself on some errors, an interrupted statement among them) is answered
+// with its error and the others run again in a new transaction; a commit
+// that fails is retried with each write alone, so every caller gets the
+// answer of its own write. A write is answered only after the commit that holds it, so
 // what a caller was told succeeded is on disk (synchronous=FULL).
 
 // maxBatch bounds the writes one transaction commits together.
