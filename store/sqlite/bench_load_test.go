@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -132,7 +131,7 @@ func putBatch(ctx context.Context, s *Store, kind store.Kind, lo int, texts []st
 		}
 		return s.putInteractions(ctx, benchUser, ds)
 	case store.KindInsight:
-		return s.write(ctx, "bench insights", benchUser, func(tx *sql.Tx) ([]change, error) {
+		return s.write(ctx, "bench insights", benchUser, func(tx *writeTx) ([]change, error) {
 			var cs []change
 			for i, text := range texts {
 				n := lo + i
@@ -154,7 +153,7 @@ func putBatch(ctx context.Context, s *Store, kind store.Kind, lo int, texts []st
 			return cs, nil
 		})
 	default:
-		return s.write(ctx, "bench sessions", benchUser, func(tx *sql.Tx) ([]change, error) {
+		return s.write(ctx, "bench sessions", benchUser, func(tx *writeTx) ([]change, error) {
 			var cs []change
 			for i, text := range texts {
 				n := lo + i

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,6 +26,7 @@ import (
 // the tests below.
 const (
 	crashChildEnv  = "AGENTMEMORY_SQLITE_CRASH_CHILD"  // the store path
+	groupChildEnv  = "AGENTMEMORY_SQLITE_GROUP_CHILD"  // the store path
 	writerChildEnv = "AGENTMEMORY_SQLITE_WRITER_CHILD" // path|name|iterations
 )
 
@@ -141,6 +143,94 @@ func TestCrashSafety(t *testing.T) {
 	// The interrupted writer's session can go on with the ETag it reads.
 	sess.State.TurnCounter++
 	require.NoError(t, s.PutSession(ctx, liveUser, sess))
+}
+
+// groupWriters is the number of goroutines of groupChild.
+const groupWriters = 16
+
+// groupChild writes from groupWriters goroutines at once, so that their
+// writes share commits: each appends turns to its own session and
+// records their count in the session's document under its ETag,
+// printing each acknowledged pair, until the parent kills it.
+func groupChild(path string) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: dims})
+	if err != nil {
+		childFail("open: %v", err)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := range groupWriters {
+		wg.Go(func() {
+			user := fmt.Sprint("writer-", g)
+			sess := &store.Session{ID: liveSession, StartTime: t0, ETag: store.CreateOnly}
+			for i := 1; ; i++ {
+				turn := &store.Turn{ID: fmt.Sprint("t", i), SessionID: liveSession, Time: t0,
+					Messages: []store.TurnMessage{{ID: fmt.Sprint("m", i), Role: "user", Content: fmt.Sprint("turn ", i)}}}
+				if err := s.AppendTurn(ctx, user, turn); err != nil {
+					childFail("%s: append turn %d: %v", user, i, err)
+				}
+				sess.State.TurnCounter = i
+				if err := s.PutSession(ctx, user, sess); err != nil {
+					childFail("%s: put session %d: %v", user, i, err)
+				}
+				mu.Lock()
+				fmt.Printf("ack %d %d\n", g, i)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestCrashSafetyOfGroupCommit kills a process writing from many
+// goroutines at once, whose writes share transactions, and checks that
+// every write it acknowledged is in the reopened file: a write is
+// answered only once the commit that holds it is durable.
+func TestCrashSafetyOfGroupCommit(t *testing.T) {
+	if path := os.Getenv(groupChildEnv); path != "" {
+		groupChild(path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "group.db")
+	cmd, out, stderr := child(t, "TestCrashSafetyOfGroupCommit", groupChildEnv+"="+path)
+	const killAfter = 400
+	last := make([]int, groupWriters)
+	acks := 0
+	for out.Scan() {
+		var g, i int
+		if _, err := fmt.Sscanf(out.Text(), "ack %d %d", &g, &i); err != nil {
+			continue
+		}
+		last[g] = i
+		if acks++; acks == killAfter {
+			require.NoError(t, cmd.Process.Kill()) // SIGKILL: no deferred code, no Close
+		}
+	}
+	err := cmd.Wait()
+	require.GreaterOrEqual(t, acks, killAfter, "child stopped early: %v\n%s", err, stderr)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "child was killed")
+
+	ctx := t.Context()
+	s := openAt(t, path, sqlite.Config{})
+	for g, n := range last {
+		user := fmt.Sprint("writer-", g)
+		turns, err := s.ListTurns(ctx, user, liveSession, 0)
+		require.NoError(t, err, user)
+		// The writes after the last acknowledgement may have committed too.
+		assert.Contains(t, []int{n, n + 1}, len(turns), "%s: %d turns acknowledged", user, n)
+		for i, tr := range turns {
+			assert.Equal(t, i+1, tr.Seq, user)
+		}
+		sess, err := s.GetSession(ctx, user, liveSession)
+		if n == 0 {
+			continue
+		}
+		require.NoError(t, err, user)
+		assert.Contains(t, []int{n, n + 1}, sess.State.TurnCounter, user)
+	}
+	checkIntegrity(t, path)
 }
 
 // checkIntegrity runs SQLite's and FTS5's integrity checks on the file at

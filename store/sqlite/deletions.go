@@ -41,7 +41,7 @@ func (s *Store) AppendDeletion(ctx context.Context, rec *store.DeletionRecord) e
 	if err != nil {
 		return fmt.Errorf("%w: deletion record %d: %v", store.ErrInvalid, rec.Seq, err)
 	}
-	return s.write(ctx, "append deletion", "", func(tx *sql.Tx) ([]change, error) {
+	return s.write(ctx, "append deletion", "", func(tx *writeTx) ([]change, error) {
 		var last int64
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM deletion_log`).Scan(&last); err != nil {
 			return nil, err
@@ -110,7 +110,8 @@ func (s *Store) EraseDeletionNames(ctx context.Context, subject string) (int, er
 		return 0, fmt.Errorf("%w: erase deletion names: empty subject", store.ErrInvalid)
 	}
 	n := 0
-	err := s.write(ctx, "erase deletion names", "", func(tx *sql.Tx) ([]change, error) {
+	err := s.write(ctx, "erase deletion names", "", func(tx *writeTx) ([]change, error) {
+		n = 0 // a run again counts afresh
 		recs, err := queryDeletions(ctx, tx, `SELECT `+deletionColumns+` FROM deletion_log WHERE subject = ? ORDER BY seq`, subject)
 		if err != nil {
 			return nil, err
@@ -140,7 +141,7 @@ func (s *Store) EraseDeletionNames(ctx context.Context, subject string) (int, er
 	return n, s.checkpoint(ctx, "erase deletion names")
 }
 
-func queryDeletions(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*store.DeletionRecord, error) {
+func queryDeletions(ctx context.Context, tx queryer, query string, args ...any) ([]*store.DeletionRecord, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

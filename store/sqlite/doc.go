@@ -81,7 +81,8 @@
 // waiting for it and detached from their contexts: a search that gives up
 // leaves the load running, and the set is cached for the next one. The
 // text index is built from each document's terms row (terms.go): its
-// tokens and counts, stored by every write, so a load runs nothing
+// tokens and counts, stored by every write (tokenized with the other
+// documents of its group commit, below), so a load runs nothing
 // through the tokenizer. A cold load of 10,000 LoCoMo interactions takes
 // 0.25 s on one core, 100,000 take 2.2 s; a write pays for it once, about
 // 0.5 ms more (BenchmarkColdLoad, BenchmarkStore/PutInteraction). Close stops the
@@ -137,6 +138,33 @@
 // see a consistent snapshot per call. Other processes may open the same
 // file: SQLite's locking keeps it consistent and busy_timeout (Config.
 // BusyTimeout) absorbs their write lock.
+//
+// # Group commit
+//
+// Concurrent writes share a transaction, and so one commit and one fsync
+// (groupcommit.go). A write is queued; the caller that finds no batch
+// running takes every queued write, up to 64, runs each in queue order
+// under a savepoint of one BEGIN IMMEDIATE transaction, commits, and then
+// answers each caller: nothing is acknowledged before the commit that
+// holds it is on disk. A later write of a batch sees the earlier ones, so
+// ETag checks (store.CreateOnly, a stored ETag) are decided exactly as if
+// the writes had committed one by one in that order. A write that fails is
+// rolled back to its savepoint and gets its own error, after the batch's
+// commit (so that a write that lost an ETag race reads the winner), while
+// its batch-mates go on; one that ends the whole transaction (SQLite rolls it
+// back itself on some errors, an interrupted statement among them) gets
+// its error and the others run again in a new transaction; a commit that
+// fails is retried write by write, so each caller hears of its own write
+// only. A caller whose context ends while its write is still queued gets
+// the context's error and its write never runs. Each process batches its
+// own writes; processes sharing a file take SQLite's write lock in turn as
+// before.
+//
+// The statements of the write paths are prepared once on the writer
+// connection (stmts.go): compiling a write to a table with FTS5 triggers
+// costs more than running it. The documents a batch writes without a
+// terms row are tokenized together at its end, one pass per kind for all
+// the batch's users, before the commit.
 //
 // # Deletion
 //

@@ -31,7 +31,7 @@ func (s *Store) PutInsight(ctx context.Context, userID string, doc *store.Insigh
 	if err != nil {
 		return fmt.Errorf("%w: insight %s: %v", store.ErrInvalid, doc.ID, err)
 	}
-	return s.write(ctx, "put insight", userID, func(tx *sql.Tx) ([]change, error) {
+	return s.write(ctx, "put insight", userID, func(tx *writeTx) ([]change, error) {
 		if err := upsertInsight(ctx, tx, userID, doc, b); err != nil {
 			return nil, err
 		}
@@ -39,7 +39,7 @@ func (s *Store) PutInsight(ctx context.Context, userID string, doc *store.Insigh
 	})
 }
 
-func upsertInsight(ctx context.Context, tx *sql.Tx, userID string, d *store.Insight, docJSON string) error {
+func upsertInsight(ctx context.Context, tx txn, userID string, d *store.Insight, docJSON string) error {
 	_, err := tx.ExecContext(ctx, insightUpsert, userID, d.ID, string(d.InsightType), d.Category, boolInt(d.Processed),
 		d.ContentHash, boolInt(d.Superseded()), timeKey(d.CreatedAt), encodeVector(d.InsightVector), docJSON)
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *Store) SupersedeInsight(ctx context.Context, userID, id string, sup sto
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, "supersede insight", userID, func(tx *sql.Tx) ([]change, error) {
+	return s.write(ctx, "supersede insight", userID, func(tx *writeTx) ([]change, error) {
 		doc, err := getInsight(ctx, tx, userID, id, true)
 		if err != nil {
 			return nil, err

@@ -42,16 +42,11 @@ func (s *Store) putInteractions(ctx context.Context, userID string, docs []*stor
 		}
 		encs[i] = enc{d, b}
 	}
-	return s.write(ctx, "put interaction", userID, func(tx *sql.Tx) ([]change, error) {
-		stmt, err := tx.PrepareContext(ctx, interactionUpsert)
-		if err != nil {
-			return nil, err
-		}
-		defer stmt.Close()
+	return s.write(ctx, "put interaction", userID, func(tx *writeTx) ([]change, error) {
 		changes := make([]change, 0, len(encs))
 		for _, e := range encs {
 			d := e.doc
-			if _, err := stmt.ExecContext(ctx, userID, d.ID, d.SessionID, timeKey(d.Timestamp), d.FirstTurn,
+			if _, err := tx.ExecContext(ctx, interactionUpsert, userID, d.ID, d.SessionID, timeKey(d.Timestamp), d.FirstTurn,
 				boolInt(d.MetadataPending), encodeVector(d.ContentVector), encodeVector(d.SummaryVector), e.json); err != nil {
 				return nil, fmt.Errorf("interaction %s: %w", d.ID, err)
 			}

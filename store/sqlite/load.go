@@ -97,13 +97,12 @@ func (s *Store) saveTerms(ctx context.Context, key cacheKey, sp spec, gen int64,
 			part[rid] = unsaved[rid]
 		}
 		stale := false
-		err := s.write(ctx, "store terms", key.user, func(tx *sql.Tx) ([]change, error) {
+		err := s.write(ctx, "store terms", key.user, func(tx *writeTx) ([]change, error) {
 			cur, err := readGen(ctx, tx, key.user, key.kind)
 			if err != nil {
 				return nil, err
 			}
-			if cur != gen {
-				stale = true
+			if stale = cur != gen; stale {
 				return nil, nil
 			}
 			return nil, insertTerms(ctx, tx, key.user, sp, part)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -14,7 +13,7 @@ import (
 // or sessions that must not be recoverable from the file. Its cost grows
 // with the full-text index of the whole file.
 func (s *Store) Scrub(ctx context.Context) error {
-	err := s.write(ctx, "scrub", "", func(tx *sql.Tx) ([]change, error) {
+	err := s.write(ctx, "scrub", "", func(tx *writeTx) ([]change, error) {
 		return nil, optimizeFTS(ctx, tx)
 	})
 	if err != nil {
@@ -25,7 +24,7 @@ func (s *Store) Scrub(ctx context.Context) error {
 
 // optimizeFTS merges every full-text index into one segment, dropping the
 // terms of deleted rows.
-func optimizeFTS(ctx context.Context, tx *sql.Tx) error {
+func optimizeFTS(ctx context.Context, tx txn) error {
 	for _, fts := range []string{"interactions_fts", "insights_fts", "sessions_fts"} {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO `+fts+` (`+fts+`) VALUES ('optimize')`); err != nil {
 			return fmt.Errorf("%s: optimize: %w", fts, err)

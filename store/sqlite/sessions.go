@@ -39,11 +39,10 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 		return fmt.Errorf("%w: session %s: %v", store.ErrInvalid, doc.ID, err)
 	}
 	etag := rand.Text()
-	err = s.write(ctx, "put session", userID, func(tx *sql.Tx) ([]change, error) {
+	err = s.write(ctx, "put session", userID, func(tx *writeTx) ([]change, error) {
 		if doc.ETag != "" {
 			var cur string
-			err := tx.QueryRowContext(ctx, `SELECT etag FROM session_summaries WHERE user_id = ? AND id = ?`,
-				userID, doc.ID).Scan(&cur)
+			err := tx.QueryRowContext(ctx, sessionETagSQL, userID, doc.ID).Scan(&cur)
 			if doc.ETag == store.CreateOnly {
 				switch {
 				case err == nil:
@@ -135,7 +134,7 @@ func (s *Store) DeleteDocument(ctx context.Context, userID string, kind store.Ki
 	if err := store.CheckID(string(kind)+" id", id); err != nil {
 		return err
 	}
-	return s.write(ctx, "delete document", userID, func(tx *sql.Tx) ([]change, error) {
+	return s.write(ctx, "delete document", userID, func(tx *writeTx) ([]change, error) {
 		res, err := tx.ExecContext(ctx, `DELETE FROM `+sp.table+` WHERE user_id = ? AND id = ?`, userID, id)
 		if err != nil {
 			return nil, err
@@ -161,8 +160,8 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 		return 0, err
 	}
 	var turns int64
-	err := s.write(ctx, "delete session", userID, func(tx *sql.Tx) ([]change, error) {
-		res, err := tx.ExecContext(ctx, `DELETE FROM session_summaries WHERE user_id = ? AND id = ?`, userID, sessionID)
+	err := s.write(ctx, "delete session", userID, func(tx *writeTx) ([]change, error) {
+		res, err := tx.ExecContext(ctx, deleteSessionSQL, userID, sessionID)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +169,7 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 		if err != nil {
 			return nil, err
 		}
-		res, err = tx.ExecContext(ctx, `DELETE FROM turns WHERE user_id = ? AND session_id = ?`, userID, sessionID)
+		res, err = tx.ExecContext(ctx, deleteTurnsSQL, userID, sessionID)
 		if err != nil {
 			return nil, err
 		}
@@ -198,7 +197,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	if err := s.check(userID); err != nil {
 		return err
 	}
-	err := s.write(ctx, "delete user", userID, func(tx *sql.Tx) ([]change, error) {
+	err := s.write(ctx, "delete user", userID, func(tx *writeTx) ([]change, error) {
 		for _, kind := range store.Kinds {
 			sp, _ := specOf(kind)
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+sp.table+` WHERE user_id = ?`, userID); err != nil {

@@ -82,11 +82,14 @@ type Store struct {
 	// lr reads for the set loads (setLoads): searches waiting for a load
 	// hold connections of r, so a load taking one of them could wait for
 	// them forever.
-	lr    *sql.DB
-	wmu   sync.Mutex // serialises write transactions and their cache updates
-	cache *vecCache
-	pf    prefilter
-	toks  tokenCache
+	lr  *sql.DB
+	wmu sync.Mutex // serialises write transactions and their cache updates
+	wq  writeQueue // writes waiting for a group commit (groupcommit.go)
+	// prepared holds the writer's prepared statements by text (stmts.go).
+	prepared map[string]*sql.Stmt
+	cache    *vecCache
+	pf       prefilter
+	toks     tokenCache
 	// scratch holds the text leg's per-search score arrays (*scores).
 	scratch sync.Pool
 	loads   setLoads
@@ -128,20 +131,28 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	prepared, err := prepareWrites(ctx, w)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
+		closeStatements(prepared)
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(cfg.MaxReaders)
 	r.SetMaxIdleConns(cfg.MaxReaders)
 	if err := r.PingContext(ctx); err != nil {
+		closeStatements(prepared)
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	lr, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
+		closeStatements(prepared)
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -159,7 +170,10 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		cache: newVecCache(cfg.VectorCacheBytes),
 		pf:    prefilter{min: cfg.VectorPrefilterMin},
 		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
-		stop:  stop,
+		wq:    writeQueue{lead: make(chan struct{}, 1)},
+
+		prepared: prepared,
+		stop:     stop,
 	}, nil
 }
 
@@ -262,7 +276,7 @@ func (s *Store) Close() error {
 		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
-		s.closeErr = errors.Join(s.r.Close(), s.lr.Close(), s.w.Close())
+		s.closeErr = errors.Join(s.r.Close(), s.lr.Close(), closeStatements(s.prepared), s.w.Close())
 		s.cache.clear()
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)
@@ -297,101 +311,8 @@ type change struct {
 	kind   store.Kind
 	upsert *vecRow
 	remove string
-	// terms are upsert's tokens, for a cached text index (see write).
+	// terms are upsert's tokens, for a cached text index (see readChangeTerms).
 	terms *docTerms
-}
-
-// write runs fn in a write transaction for userID, bumping the generation
-// of every kind fn reports changed, and then applies the changes to the
-// vector cache. fn returns the changes it made.
-func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *sql.Tx) ([]change, error)) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return s.fail(op, err)
-	}
-	defer tx.Rollback()
-	changes, err := fn(tx)
-	if err != nil {
-		if isStoreErr(err) {
-			return err
-		}
-		return s.fail(op, err)
-	}
-	if err := s.writeChangeTerms(ctx, tx, userID, changes); err != nil {
-		// The write stands: a document without its terms row is
-		// tokenized when loaded. The user's cached sets go (apply drops a
-		// set that an upsert without tokens reaches).
-		s.log.Warn("store the tokens of written documents", "err", err)
-		for i := range changes {
-			changes[i].terms = nil
-		}
-	}
-	type bump struct{ old, new int64 }
-	bumps := make(map[store.Kind]bump)
-	for _, c := range changes {
-		if _, ok := bumps[c.kind]; ok {
-			continue
-		}
-		old, err := readGen(ctx, tx, userID, c.kind)
-		if err != nil {
-			return s.fail(op, err)
-		}
-		g := newGen()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO generations (user_id, kind, gen) VALUES (?, ?, ?)
-ON CONFLICT (user_id, kind) DO UPDATE SET gen = excluded.gen`, userID, string(c.kind), g); err != nil {
-			return s.fail(op, err)
-		}
-		bumps[c.kind] = bump{old, g}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail(op, err)
-	}
-	for kind, b := range bumps {
-		var cs []change
-		for _, c := range changes {
-			if c.kind == kind {
-				cs = append(cs, c)
-			}
-		}
-		s.cache.apply(cacheKey{userID, kind}, b.old, b.new, cs)
-	}
-	return nil
-}
-
-// writeChangeTerms stores the terms rows (terms.go) of the upserted
-// documents that lack one, and fills the tokens of the upserts whose kind
-// has a cached text index for the user.
-func (s *Store) writeChangeTerms(ctx context.Context, tx *sql.Tx, userID string, changes []change) error {
-	for _, kind := range store.Kinds {
-		var idx []int
-		var ids []string
-		for i, c := range changes {
-			if c.kind == kind && c.upsert != nil {
-				idx = append(idx, i)
-				ids = append(ids, c.upsert.id)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		sp, _ := specOf(kind)
-		want := s.cache.hasText(cacheKey{userID, kind})
-		terms, err := writeTerms(ctx, tx, userID, sp, ids, want)
-		if err != nil {
-			return fmt.Errorf("%s: %w", kind, err)
-		}
-		if want {
-			for j, i := range idx {
-				changes[i].terms = terms[j]
-			}
-		}
-	}
-	return nil
 }
 
 func isStoreErr(err error) bool {
@@ -476,7 +397,7 @@ func readDoc[D any](ctx context.Context, s *Store, op, missing string, query fun
 // readGen returns the generation of a user's kind; 0 when it has none.
 func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (int64, error) {
 	var g int64
-	err := q.QueryRowContext(ctx, `SELECT gen FROM generations WHERE user_id = ? AND kind = ?`, userID, string(kind)).Scan(&g)
+	err := q.QueryRowContext(ctx, readGenSQL, userID, string(kind)).Scan(&g)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -100,19 +99,44 @@ const termsChunk = 500
 // kind through the tokenizer, as the kind's FTS5 triggers index it, and
 // returns each document's tokens (a document without text has none; rids
 // not the user's are left out).
-func tokenizeRows(ctx context.Context, tx *sql.Tx, userID string, sp spec, rids []int64) (map[int64]*docTerms, error) {
+func tokenizeRows(ctx context.Context, tx txn, userID string, sp spec, rids []int64) (map[int64]*docTerms, error) {
+	return tokenizeWith(ctx, tx, rids, func(part []int64) (string, []any) {
+		return tokenizeSQL(sp, len(part)), append([]any{userID}, ridArgs(part)...)
+	}, func(rid int64) bool { return userRow(ctx, tx, userID, sp, rid) })
+}
+
+// tokenizeDocs is tokenizeRows for documents of any user: the documents
+// of a batch of writes.
+func tokenizeDocs(ctx context.Context, tx txn, sp spec, rids []int64) (map[int64]*docTerms, error) {
+	return tokenizeWith(ctx, tx, rids, func(part []int64) (string, []any) {
+		return tokenizeDocsSQL(sp, len(part)), ridArgs(part)
+	}, func(rid int64) bool {
+		var one int
+		return tx.QueryRowContext(ctx, docRowSQL(sp), rid).Scan(&one) == nil
+	})
+}
+
+// ridArgs returns rids as statement arguments.
+func ridArgs(rids []int64) []any {
+	args := make([]any, len(rids))
+	for i, rid := range rids {
+		args[i] = rid
+	}
+	return args
+}
+
+// tokenizeWith runs documents through the tokenizer: insert returns the
+// statement that puts a part of rids in the tokenizer table, and exists
+// tells whether a document without tokens is there at all (the others
+// are left out).
+func tokenizeWith(ctx context.Context, tx txn, rids []int64, insert func(part []int64) (string, []any), exists func(rid int64) bool) (map[int64]*docTerms, error) {
 	out := make(map[int64]*docTerms, len(rids))
 	intern := make(map[string]string)
 	err := withTokenizer(ctx, tx, func() error {
 		for lo := 0; lo < len(rids); lo += termsChunk {
 			part := rids[lo:min(lo+termsChunk, len(rids))]
-			args := make([]any, 0, len(part)+1)
-			args = append(args, userID)
-			for _, rid := range part {
-				args = append(args, rid)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT t.rid, `+
-				ftsColumns(sp.kind)+` FROM `+sp.table+` AS t WHERE t.user_id = ? AND t.rid IN (`+placeholders(len(part))+`)`, args...); err != nil {
+			q, args := insert(part)
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return fmt.Errorf("tokenize: %w", err)
 			}
 			for _, rid := range part {
@@ -142,9 +166,9 @@ func tokenizeRows(ctx context.Context, tx *sql.Tx, userID string, sp spec, rids 
 	if err != nil {
 		return nil, err
 	}
-	// Documents that are not the user's were not inserted.
+	// Documents that are not there (not the user's) were not inserted.
 	for rid, d := range out {
-		if d.length == 0 && !userRow(ctx, tx, userID, sp, rid) {
+		if d.length == 0 && !exists(rid) {
 			delete(out, rid)
 		}
 	}
@@ -152,41 +176,45 @@ func tokenizeRows(ctx context.Context, tx *sql.Tx, userID string, sp spec, rids 
 }
 
 // userRow reports whether rid is one of the user's documents of the kind.
-func userRow(ctx context.Context, tx *sql.Tx, userID string, sp spec, rid int64) bool {
+func userRow(ctx context.Context, tx txn, userID string, sp spec, rid int64) bool {
 	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM `+sp.table+` WHERE user_id = ? AND rid = ?`, userID, rid).Scan(&one)
+	err := tx.QueryRowContext(ctx, userRowSQL(sp), userID, rid).Scan(&one)
 	return err == nil
 }
 
 // insertTerms stores the tokens of the user's documents (by rid),
 // replacing any row they have.
-func insertTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, terms map[int64]*docTerms) error {
+func insertTerms(ctx context.Context, tx txn, userID string, sp spec, terms map[int64]*docTerms) error {
 	if len(terms) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO `+sp.terms+` (rid, terms)
-SELECT rid, ? FROM `+sp.table+` WHERE user_id = ? AND rid = ?`)
-	if err != nil {
-		return fmt.Errorf("store terms: %w", err)
-	}
-	defer stmt.Close()
+	q := insertTermsSQL(sp)
 	rids := make([]int64, 0, len(terms))
 	for rid := range terms {
 		rids = append(rids, rid)
 	}
 	slices.Sort(rids)
 	for _, rid := range rids {
-		if _, err := stmt.ExecContext(ctx, encodeTerms(terms[rid]), userID, rid); err != nil {
+		if _, err := tx.ExecContext(ctx, q, encodeTerms(terms[rid]), userID, rid); err != nil {
 			return fmt.Errorf("store terms: %w", err)
 		}
 	}
 	return nil
 }
 
-// writeTerms stores the terms rows that the user's documents ids of one
-// kind, as written in tx, lack; with want it also returns each
-// document's tokens (ids[i]'s at i), for a cached text index.
-func writeTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, ids []string, want bool) ([]*docTerms, error) {
+// termsOf is what readTerms found of one written document: its rid, and
+// its tokens when it has a terms row (and they were asked for).
+type termsOf struct {
+	rid   int64
+	terms *docTerms
+	// missing: the document has no terms row (or a malformed one).
+	missing bool
+}
+
+// readTerms reads the rids and terms rows of the user's documents ids of
+// one kind as written in tx, with want decoding the rows there are;
+// ids[i]'s is at i, the zero termsOf for an id not found.
+func readTerms(ctx context.Context, tx txn, userID string, sp spec, ids []string, want bool) ([]termsOf, error) {
 	type doc struct {
 		rid  int64
 		blob []byte
@@ -200,8 +228,7 @@ func writeTerms(ctx context.Context, tx *sql.Tx, userID string, sp spec, ids []s
 			args = append(args, id)
 		}
 		err := func() error {
-			rows, err := tx.QueryContext(ctx, `SELECT t.id, t.rid, x.terms FROM `+sp.table+` AS t
-LEFT JOIN `+sp.terms+` AS x ON x.rid = t.rid WHERE t.user_id = ? AND t.id IN (`+placeholders(len(part))+`)`, args...)
+			rows, err := tx.QueryContext(ctx, readTermsSQL(sp, len(part)), args...)
 			if err != nil {
 				return err
 			}
@@ -220,49 +247,82 @@ LEFT JOIN `+sp.terms+` AS x ON x.rid = t.rid WHERE t.user_id = ? AND t.id IN (`+
 			return nil, fmt.Errorf("read terms: %w", err)
 		}
 	}
-	var missing []int64
-	have := make(map[int64]*docTerms, len(byID))
-	for _, d := range byID {
-		if d.blob == nil {
-			missing = append(missing, d.rid)
+	out := make([]termsOf, len(ids))
+	for i, id := range ids {
+		d, ok := byID[id]
+		if !ok {
 			continue
 		}
-		if !want {
+		out[i] = termsOf{rid: d.rid, missing: d.blob == nil}
+		if d.blob == nil || !want {
 			continue
 		}
 		dt, err := decodeDocTerms(d.blob)
 		if err != nil {
-			missing = append(missing, d.rid) // rewritten below
+			out[i].missing = true // rewritten with the missing ones
 			continue
 		}
-		have[d.rid] = dt
-	}
-	slices.Sort(missing)
-	if len(missing) > 0 {
-		fresh, err := tokenizeRows(ctx, tx, userID, sp, missing)
-		if err != nil {
-			return nil, err
-		}
-		if err := insertTerms(ctx, tx, userID, sp, fresh); err != nil {
-			return nil, err
-		}
-		for rid, d := range fresh {
-			have[rid] = d
-		}
-	}
-	if !want {
-		return nil, nil
-	}
-	out := make([]*docTerms, len(ids))
-	for i, id := range ids {
-		if d, ok := byID[id]; ok {
-			out[i] = have[d.rid]
-		}
-		if out[i] == nil {
-			return nil, fmt.Errorf("no tokens for document %s", id)
-		}
+		out[i].terms = dt
 	}
 	return out, nil
+}
+
+// insertDocTerms stores the tokens of documents of any user (by rid),
+// replacing any row they have.
+func insertDocTerms(ctx context.Context, tx txn, sp spec, terms map[int64]*docTerms) error {
+	rids := make([]int64, 0, len(terms))
+	for rid := range terms {
+		rids = append(rids, rid)
+	}
+	slices.Sort(rids)
+	q := insertDocTermsSQL(sp)
+	for _, rid := range rids {
+		if _, err := tx.ExecContext(ctx, q, encodeTerms(terms[rid]), rid); err != nil {
+			return fmt.Errorf("store terms: %w", err)
+		}
+	}
+	return nil
+}
+
+// tokenizeSQL runs n of the user's documents of sp's kind (by rid)
+// through the tokenizer table, as the kind's FTS5 triggers index them.
+func tokenizeSQL(sp spec, n int) string {
+	return `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT t.rid, ` + ftsColumns(sp.kind) + ` FROM ` + sp.table +
+		` AS t WHERE t.user_id = ? AND t.rid IN (` + placeholders(n) + `)`
+}
+
+// readTermsSQL reads the rid and terms row of n of the user's documents
+// of sp's kind (by id).
+func readTermsSQL(sp spec, n int) string {
+	return `SELECT t.id, t.rid, x.terms FROM ` + sp.table + ` AS t
+LEFT JOIN ` + sp.terms + ` AS x ON x.rid = t.rid WHERE t.user_id = ? AND t.id IN (` + placeholders(n) + `)`
+}
+
+// insertTermsSQL stores the terms row of one of the user's documents.
+func insertTermsSQL(sp spec) string {
+	return `INSERT OR REPLACE INTO ` + sp.terms + ` (rid, terms)
+SELECT rid, ? FROM ` + sp.table + ` WHERE user_id = ? AND rid = ?`
+}
+
+// userRowSQL selects 1 for one of the user's documents (by rid).
+func userRowSQL(sp spec) string {
+	return `SELECT 1 FROM ` + sp.table + ` WHERE user_id = ? AND rid = ?`
+}
+
+// tokenizeDocsSQL is tokenizeSQL for n documents of any user.
+func tokenizeDocsSQL(sp spec, n int) string {
+	return `INSERT INTO temp.am_tok (rowid, c0, c1, c2, c3) SELECT t.rid, ` + ftsColumns(sp.kind) + ` FROM ` + sp.table +
+		` AS t WHERE t.rid IN (` + placeholders(n) + `)`
+}
+
+// insertDocTermsSQL stores the terms row of a document of any user.
+func insertDocTermsSQL(sp spec) string {
+	return `INSERT OR REPLACE INTO ` + sp.terms + ` (rid, terms) SELECT rid, ? FROM ` + sp.table + ` WHERE rid = ?`
+}
+
+// docRowSQL selects 1 for a document (by rid).
+func docRowSQL(sp spec) string {
+	return `SELECT 1 FROM ` + sp.table + ` WHERE rid = ?`
 }
 
 // decodeDocTerms decodes a terms row into a docTerms.

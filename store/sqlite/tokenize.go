@@ -16,17 +16,27 @@ const tokenize = "porter unicode61"
 // tokSetup creates the connection's temporary tokenizer table and its
 // instance view, if not already there. Temporary objects are per
 // connection and never touch the database file.
-const tokSetup = `CREATE VIRTUAL TABLE IF NOT EXISTS temp.am_tok USING fts5 (c0, c1, c2, c3, content = '', tokenize = '` + tokenize + `');
-CREATE VIRTUAL TABLE IF NOT EXISTS temp.am_tok_inst USING fts5vocab (temp, am_tok, 'instance')`
+var tokSetup = []string{
+	`CREATE VIRTUAL TABLE IF NOT EXISTS temp.am_tok USING fts5 (c0, c1, c2, c3, content = '', tokenize = '` + tokenize + `')`,
+	`CREATE VIRTUAL TABLE IF NOT EXISTS temp.am_tok_inst USING fts5vocab (temp, am_tok, 'instance')`,
+}
+
+// Statements on the tokenizer table.
+const (
+	tokClear     = `INSERT INTO temp.am_tok (am_tok) VALUES ('delete-all')`
+	tokInstances = `SELECT term, doc, offset FROM temp.am_tok_inst`
+)
 
 // withTokenizer runs fn with the connection's temporary tokenizer table
 // ready and empty, and empties it afterwards.
-func withTokenizer(ctx context.Context, tx *sql.Tx, fn func() error) (err error) {
-	if _, err := tx.ExecContext(ctx, tokSetup); err != nil {
-		return fmt.Errorf("tokenizer table: %w", err)
+func withTokenizer(ctx context.Context, tx txn, fn func() error) (err error) {
+	for _, q := range tokSetup {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("tokenizer table: %w", err)
+		}
 	}
 	defer func() {
-		if _, derr := tx.ExecContext(context.WithoutCancel(ctx), `INSERT INTO temp.am_tok (am_tok) VALUES ('delete-all')`); derr != nil {
+		if _, derr := tx.ExecContext(context.WithoutCancel(ctx), tokClear); derr != nil {
 			err = errors.Join(err, fmt.Errorf("tokenizer table: %w", derr))
 		}
 	}()
@@ -36,8 +46,8 @@ func withTokenizer(ctx context.Context, tx *sql.Tx, fn func() error) (err error)
 // readInstances calls fn for every token instance in the tokenizer table,
 // in (token, row, column, offset) order. The token bytes are valid only
 // during the call.
-func readInstances(ctx context.Context, tx *sql.Tx, fn func(term []byte, row int64, off int)) error {
-	rows, err := tx.QueryContext(ctx, `SELECT term, doc, offset FROM temp.am_tok_inst`)
+func readInstances(ctx context.Context, tx txn, fn func(term []byte, row int64, off int)) error {
+	rows, err := tx.QueryContext(ctx, tokInstances)
 	if err != nil {
 		return fmt.Errorf("read tokens: %w", err)
 	}

@@ -20,10 +20,9 @@ func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) er
 		return err
 	}
 	seq := t.Seq
-	err := s.write(ctx, "append turn", userID, func(tx *sql.Tx) ([]change, error) {
+	err := s.write(ctx, "append turn", userID, func(tx *writeTx) ([]change, error) {
 		var have int
-		err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE user_id = ? AND session_id = ? AND turn_id = ?`,
-			userID, t.SessionID, t.ID).Scan(&have)
+		err := tx.QueryRowContext(ctx, turnSeqSQL, userID, t.SessionID, t.ID).Scan(&have)
 		switch {
 		case err == nil:
 			seq = have
@@ -32,19 +31,17 @@ func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) er
 			return nil, err
 		}
 		var last int
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE user_id = ? AND session_id = ?`,
-			userID, t.SessionID).Scan(&last); err != nil {
+		if err := tx.QueryRowContext(ctx, lastSeqSQL, userID, t.SessionID).Scan(&last); err != nil {
 			return nil, err
 		}
-		seq = max(seq, last+1)
+		seq = max(t.Seq, last+1)
 		c := *t
 		c.Seq = seq
 		b, err := json.Marshal(&c)
 		if err != nil {
 			return nil, fmt.Errorf("%w: turn %s: %v", store.ErrInvalid, t.ID, err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO turns (user_id, session_id, seq, turn_id, doc) VALUES (?, ?, ?, ?, ?)`,
-			userID, t.SessionID, seq, t.ID, string(b))
+		_, err = tx.ExecContext(ctx, insertTurnSQL, userID, t.SessionID, seq, t.ID, string(b))
 		return nil, err
 	})
 	if err != nil {

@@ -53,10 +53,10 @@ func (s *Store) PutUserState(ctx context.Context, userID string, doc *store.User
 		return fmt.Errorf("%w: user state: %v", store.ErrInvalid, err)
 	}
 	etag := rand.Text()
-	err = s.write(ctx, "put user state", userID, func(tx *sql.Tx) ([]change, error) {
+	err = s.write(ctx, "put user state", userID, func(tx *writeTx) ([]change, error) {
 		if doc.ETag != "" {
 			var cur string
-			err := tx.QueryRowContext(ctx, `SELECT etag FROM user_state WHERE user_id = ?`, userID).Scan(&cur)
+			err := tx.QueryRowContext(ctx, userStateETagSQL, userID).Scan(&cur)
 			switch {
 			case doc.ETag == store.CreateOnly && err == nil:
 				return nil, fmt.Errorf("%w: user state of %s already exists", store.ErrConflict, userID)
@@ -69,8 +69,7 @@ func (s *Store) PutUserState(ctx context.Context, userID string, doc *store.User
 				return nil, fmt.Errorf("%w: user state of %s changed", store.ErrConflict, userID)
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO user_state (user_id, etag, doc) VALUES (?, ?, ?)
-ON CONFLICT (user_id) DO UPDATE SET etag = excluded.etag, doc = excluded.doc`, userID, etag, string(b))
+		_, err := tx.ExecContext(ctx, upsertUserState, userID, etag, string(b))
 		return nil, err
 	})
 	if err != nil {
