@@ -1,0 +1,322 @@
+package gateway_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/gateway"
+	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+)
+
+// respond sends one non-streamed Responses request as user, continuing
+// prev when it is set, and returns the response and its headers.
+func (r *rig) respond(user, prev string, params responses.ResponseNewParams, reply fakeopenai.Reply) (*responses.Response, http.Header) {
+	r.t.Helper()
+	r.up.QueueChat(reply)
+	if params.Model == "" {
+		params.Model = "gpt-test"
+	}
+	if prev != "" {
+		params.PreviousResponseID = openai.String(prev)
+	}
+	var resp *http.Response
+	c := r.client(user)
+	out, err := c.Responses.New(context.Background(), params, option.WithResponseInto(&resp))
+	require.NoError(r.t, err)
+	return out, resp.Header
+}
+
+// say is a Responses request of one user message.
+func say(text string) responses.ResponseNewParams {
+	return responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(text)}}
+}
+
+// contextTokens reads the X-Memory-Context-Tokens header.
+func contextTokens(t *testing.T, h http.Header) (sent, chain int) {
+	t.Helper()
+	v := h.Get(gateway.ContextTokensHeader)
+	_, err := fmt.Sscanf(v, "sent=%d; chain=%d", &sent, &chain)
+	require.NoError(t, err, "header %q", v)
+	return sent, chain
+}
+
+// count returns how many messages of req have role and content.
+func count(req fakeopenai.Request, role, content string) int {
+	n := 0
+	for _, m := range req.Chat.Messages {
+		if m.Role == role && m.Content == content {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAResponsesChainSendsTheEarlierTurnsOnceAndNotTheInstructions(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	first := say("My dog is called Biscuit.")
+	first.Instructions = openai.String("Answer in one sentence.")
+	r1, h1 := r.respond("alice", "", first, fakeopenai.Text("What a lovely name."))
+	assert.Equal(t, "What a lovely name.", r1.OutputText())
+	assert.True(t, strings.HasPrefix(r1.ID, "resp_"), r1.ID)
+	assert.True(t, strings.HasPrefix(h1.Get(gateway.Header), "used"), h1.Get(gateway.Header))
+	sent1 := r.up.ChatRequests()[0]
+	assert.Equal(t, "Answer in one sentence.", sent1.Chat.Messages[0].Content[:len("Answer in one sentence.")], "the instructions come first, the memory block merged after them")
+
+	r2, _ := r.respond("alice", r1.ID, say("I live in Lisbon."), fakeopenai.Text("Noted, Lisbon."))
+	assert.Equal(t, "Noted, Lisbon.", r2.OutputText())
+	assert.Equal(t, r1.ID, r2.PreviousResponseID)
+
+	r3, h3 := r.respond("alice", r2.ID, say("What is my dog called and where do I live?"), fakeopenai.Text("Biscuit, in Lisbon."))
+	assert.Equal(t, "Biscuit, in Lisbon.", r3.OutputText())
+
+	reqs := r.up.ChatRequests()
+	require.Len(t, reqs, 3)
+	third := reqs[2]
+	for _, m := range []struct{ role, text string }{
+		{"user", "My dog is called Biscuit."}, {"assistant", "What a lovely name."},
+		{"user", "I live in Lisbon."}, {"assistant", "Noted, Lisbon."},
+	} {
+		assert.Equal(t, 1, count(third, m.role, m.text), "%s %q is sent once, as an active turn", m.role, m.text)
+	}
+	msgs := third.Chat.Messages
+	assert.Equal(t, "What is my dog called and where do I live?", msgs[len(msgs)-1].Content, "the new input last")
+	assert.Equal(t, "My dog is called Biscuit.", msgs[0].Content, "no memory block yet (nothing summarised): the active turns first")
+	for _, m := range msgs {
+		assert.NotContains(t, m.Content, "Answer in one sentence.", "instructions are not carried over")
+	}
+	sent, chain := contextTokens(t, h3)
+	assert.Greater(t, sent, 0)
+	assert.Greater(t, chain, 0)
+
+	// One session: the chain's, its turns stored in order.
+	turns := r.storedTurns("alice")
+	require.Len(t, turns, 3)
+	assert.Equal(t, turns[0].SessionID, turns[2].SessionID)
+	assert.Equal(t, "What is my dog called and where do I live?", turns[2].Messages[0].Content)
+
+	// A request without previous_response_id begins a new chain.
+	r.respond("alice", "", say("Hello again."), fakeopenai.Text("Hello."))
+	fresh := r.up.ChatRequests()[3]
+	assert.Zero(t, count(fresh, "user", "I live in Lisbon."), "a new chain does not get the active turns of another")
+}
+
+func TestAStreamedResponsesChainContinuesAcrossRequests(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	stream := func(prev, text, answer string) (*responses.Response, string, http.Header) {
+		t.Helper()
+		r.up.QueueChat(fakeopenai.Text(answer))
+		params := say(text)
+		params.Model = "gpt-test"
+		if prev != "" {
+			params.PreviousResponseID = openai.String(prev)
+		}
+		var resp *http.Response
+		c := r.client("bob")
+		s := c.Responses.NewStreaming(context.Background(), params, option.WithResponseInto(&resp))
+		var deltas strings.Builder
+		var done *responses.Response
+		for s.Next() {
+			ev := s.Current()
+			switch ev.Type {
+			case "response.output_text.delta":
+				deltas.WriteString(ev.AsResponseOutputTextDelta().Delta)
+			case "response.completed":
+				c := ev.AsResponseCompleted().Response
+				done = &c
+			}
+		}
+		require.NoError(t, s.Err())
+		require.NotNil(t, done, "the stream ends with response.completed")
+		return done, deltas.String(), resp.Header
+	}
+	r1, text1, _ := stream("", "My favourite colour is teal.", "Teal is lovely.")
+	assert.Equal(t, "Teal is lovely.", text1)
+	assert.Equal(t, "Teal is lovely.", r1.OutputText())
+	require.Len(t, r.turns("bob"), 2, "the streamed turn is stored before response.completed")
+
+	r2, _, _ := stream(r1.ID, "I also like jazz.", "Jazz too, noted.")
+	r3, text3, h3 := stream(r2.ID, "What do I like?", "Teal and jazz.")
+	assert.Equal(t, "Teal and jazz.", text3)
+	assert.Equal(t, r2.ID, r3.PreviousResponseID)
+	third := r.up.ChatRequests()[2]
+	assert.Equal(t, 1, count(third, "user", "My favourite colour is teal."))
+	assert.Equal(t, 1, count(third, "assistant", "Jazz too, noted."))
+	_, chain := contextTokens(t, h3)
+	assert.Greater(t, chain, 0)
+	assert.Len(t, r.turns("bob"), 6)
+}
+
+func TestALongChainSendsFewerTokensThanTheWholeChain(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	filler := strings.Repeat("The weather in the mountains changes quickly and walkers should carry layers. ", 8)
+	prev := ""
+	var sent, chain int
+	for i := range 16 {
+		out, h := r.respond("carol", prev, say(fmt.Sprintf("Day %d of my trip: %s", i, filler)), fakeopenai.Text(fmt.Sprintf("Noted day %d. %s", i, filler)))
+		prev = out.ID
+		sent, chain = contextTokens(t, h)
+		require.NoError(t, r.gw.Flush(context.Background())) // let pruning compress the old turns
+	}
+	t.Logf("after 16 turns: sent=%d chain=%d", sent, chain)
+	assert.Less(t, sent, chain/2, "the compressed context is well under the whole chain")
+	last := r.up.ChatRequests()[15]
+	assert.Zero(t, count(last, "user", fmt.Sprintf("Day 0 of my trip: %s", filler)), "the oldest turns are summarised, not resent")
+}
+
+func TestAnotherUsersPreviousResponseIDIsNotFound(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	mine, _ := r.respond("alice", "", say("My PIN hint is 'blue heron'."), fakeopenai.Text("Noted."))
+
+	for _, tc := range []struct{ name, user, id string }{
+		{"another user", "mallory", mine.ID},
+		{"no user", "", mine.ID},
+		{"not an id of the gateway", "alice", "resp_0123456789abcdef"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := r.client(tc.user)
+			params := say("What is my PIN hint?")
+			params.Model = "gpt-test"
+			params.PreviousResponseID = openai.String(tc.id)
+			_, err := c.Responses.New(context.Background(), params)
+			var apiErr *openai.Error
+			require.True(t, errors.As(err, &apiErr), "%v", err)
+			assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+			assert.Equal(t, "previous_response_not_found", apiErr.Code)
+			assert.Equal(t, "previous_response_id", apiErr.Param)
+		})
+	}
+	assert.Len(t, r.up.ChatRequests(), 1, "nothing refused reached the upstream")
+}
+
+func TestAClientToolCallRoundTripsThroughTheChain(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	weather := responses.ToolParamOfFunction("get_weather", map[string]any{
+		"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}},
+	}, false)
+	params := say("Is it warm in Lisbon today?")
+	params.Tools = []responses.ToolUnionParam{weather}
+	first, _ := r.respond("dave", "", params,
+		fakeopenai.ToolCalls(fakeopenai.Call("call_9", "get_weather", `{"city":"Lisbon"}`)).WithFinishReason("tool_calls"))
+	require.Len(t, first.Output, 1)
+	call := first.Output[0].AsFunctionCall()
+	assert.Equal(t, "get_weather", call.Name)
+	assert.Equal(t, "call_9", call.CallID)
+
+	output := responses.ResponseNewParams{
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+				CallID: openai.String(call.CallID),
+				Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String("24°C and sunny")},
+			}},
+		}},
+		Tools: []responses.ToolUnionParam{weather},
+	}
+	second, _ := r.respond("dave", first.ID, output, fakeopenai.Text("Yes, 24°C and sunny."))
+	assert.Equal(t, "Yes, 24°C and sunny.", second.OutputText())
+
+	msgs := r.up.ChatRequests()[1].Chat.Messages
+	n := len(msgs)
+	require.GreaterOrEqual(t, n, 3)
+	assert.Equal(t, "user", msgs[n-3].Role)
+	assert.Equal(t, "Is it warm in Lisbon today?", msgs[n-3].Content, "the question, from the chain")
+	assert.Equal(t, "assistant", msgs[n-2].Role)
+	require.Len(t, msgs[n-2].ToolCalls, 1, "the call the output answers, from the chain")
+	assert.Equal(t, "call_9", msgs[n-2].ToolCalls[0].ID)
+	assert.Equal(t, "get_weather", msgs[n-2].ToolCalls[0].Name)
+	assert.JSONEq(t, `{"city":"Lisbon"}`, msgs[n-2].ToolCalls[0].Arguments)
+	assert.Equal(t, "tool", msgs[n-1].Role)
+	assert.Equal(t, "call_9", msgs[n-1].ToolCallID)
+	assert.Equal(t, "24°C and sunny", msgs[n-1].Content)
+
+	turns := r.storedTurns("dave")
+	require.Len(t, turns, 2, "the call, then its answer")
+	assert.Equal(t, "Yes, 24°C and sunny.", turns[1].Messages[len(turns[1].Messages)-1].Content)
+	assert.Contains(t, turns[1].Metadata["tools"], "24°C and sunny", "the result kept with its call")
+}
+
+func TestAStoppedStoreStillAnswersResponsesDegraded(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	prior, _ := r.respond("erin", "", say("I live in Porto."), fakeopenai.Text("Noted."))
+	require.NoError(t, r.st.Close())
+
+	out, h := r.respond("erin", prior.ID, say("Where do I live?"), fakeopenai.Text("Still here."))
+	assert.Equal(t, "Still here.", out.OutputText())
+	assert.Equal(t, "degraded; reason=store", h.Get(gateway.Header))
+	assert.Len(t, r.up.ChatRequests()[1].Chat.Messages, 1, "forwarded without memory")
+	assert.True(t, strings.HasPrefix(out.ID, "resp_"))
+
+	r.up.QueueChat(fakeopenai.Text("Streaming still works."))
+	params := say("Where do I live?")
+	params.Model = "gpt-test"
+	c := r.client("erin")
+	s := c.Responses.NewStreaming(context.Background(), params)
+	var text strings.Builder
+	for s.Next() {
+		if ev := s.Current(); ev.Type == "response.output_text.delta" {
+			text.WriteString(ev.AsResponseOutputTextDelta().Delta)
+		}
+	}
+	require.NoError(t, s.Err())
+	assert.Equal(t, "Streaming still works.", text.String())
+}
+
+func TestStoreFalseKeepsTheTurnOut(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	params := say("My locker code is 4312.")
+	params.Store = openai.Bool(false)
+	out, h := r.respond("frank", "", params, fakeopenai.Text("I won't keep it."))
+	assert.Contains(t, out.RawJSON(), `"store":false`)
+	assert.Contains(t, h.Get(gateway.Header), "store=off")
+	require.NoError(t, r.gw.Flush(context.Background()))
+	assert.Empty(t, r.turns("frank"), "store: false records nothing")
+}
+
+func TestAResponsesRequestTheTranslationRefusesIsA400(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	status, _, body := r.do(http.MethodPost, "/v1/responses", map[string]string{gateway.UserHeader: "alice"},
+		map[string]any{"model": "gpt-test", "input": "hi", "tools": []any{map[string]any{"type": "web_search"}}})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, string(body), "web_search")
+	assert.Empty(t, r.up.ChatRequests())
+
+	status, _, body = r.do(http.MethodPost, "/v1/responses", map[string]string{gateway.UserHeader: "alice"},
+		map[string]any{"model": "gpt-test", "input": "hi", "memory_config": map[string]any{"retrieval_limt": 3}})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, string(body), "memory_config")
+}
+
+func TestResponsesExtensionsDoNotReachTheUpstream(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	r.up.QueueChat(fakeopenai.Text("ok"))
+	status, h, _ := r.do(http.MethodPost, "/v1/responses", nil, map[string]any{
+		"model": "gpt-test", "input": "hi", "seed": 7,
+		"memory_context": map[string]any{"user_id": "gina"},
+		"memory_config":  map[string]any{"retrieval_limit": 0},
+	})
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, h.Get(gateway.Header), "retrieval=off")
+	sent := r.up.ChatRequests()[0].JSON
+	assert.NotContains(t, sent, "memory_context")
+	assert.NotContains(t, sent, "memory_config")
+	assert.EqualValues(t, 7, sent["seed"], "an unknown field passes through")
+	assert.Len(t, r.turns("gina"), 2)
+}
