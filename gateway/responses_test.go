@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -14,8 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/memoryservice"
 )
 
 // respond sends one non-streamed Responses request as user, continuing
@@ -319,4 +323,43 @@ func TestResponsesExtensionsDoNotReachTheUpstream(t *testing.T) {
 	assert.NotContains(t, sent, "memory_config")
 	assert.EqualValues(t, 7, sent["seed"], "an unknown field passes through")
 	assert.Len(t, r.turns("gina"), 2)
+}
+
+func TestAChainContinuesOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	first, _ := r.respond("hana", "", say("My sister is called Ines."), fakeopenai.Text("Hello to Ines."))
+
+	// A second replica: its own memory service and gateway on the same
+	// store, nothing shared in memory with the first.
+	ctx := context.Background()
+	chat, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	emb, err := lexical.New(lexical.Config{})
+	require.NoError(t, err)
+	svc, err := memoryservice.New(ctx, r.st, memoryservice.Config{Chat: chat, Mini: chat, Embedder: emb, Logger: quiet(), RateLimit: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = svc.Close(context.Background()) })
+	mem, err := svc.GatewayStore(ctx, storeName, "offline", "lexical")
+	require.NoError(t, err)
+	gw, err := gateway.New(ctx, gateway.Config{Memory: mem, Upstream: gateway.Upstream{BaseURL: r.up.URL()}, Logger: quiet()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = gw.Close(context.Background()) })
+	other := httptest.NewServer(gw)
+	t.Cleanup(other.Close)
+
+	r.up.QueueChat(fakeopenai.Text("Ines."))
+	c := openai.NewClient(option.WithBaseURL(other.URL+"/v1"), option.WithAPIKey("k"), option.WithMaxRetries(0), option.WithHeader(gateway.UserHeader, "hana"))
+	params := say("What is my sister called?")
+	params.Model = "gpt-test"
+	params.PreviousResponseID = openai.String(first.ID)
+	second, err := c.Responses.New(ctx, params)
+	require.NoError(t, err)
+	assert.Equal(t, "Ines.", second.OutputText())
+	sent := r.up.ChatRequests()[1]
+	assert.Equal(t, 1, count(sent, "user", "My sister is called Ines."), "the chain's turn, read from the store by the other replica")
+
+	turns := r.storedTurns("hana")
+	require.Len(t, turns, 2)
+	assert.Equal(t, turns[0].SessionID, turns[1].SessionID, "one session, whichever replica answered")
 }
