@@ -11,18 +11,16 @@
 //   - POST /v1/chat/completions, streamed ("stream": true) or not. Every
 //     request field the gateway does not interpret is forwarded byte for
 //     byte: tools, tool_choice, response_format, logprobs, seed, n…
+//   - POST /v1/responses, streamed or not, on an upstream that speaks
+//     only Chat Completions: the request is translated into a Chat
+//     Completions request (package gateway/responses) and runs through
+//     the same exchange as chat completions — memory, upstream, tool
+//     loop, record — and the answer is translated back.
 //   - GET /v1/models, passed through.
 //   - GET /v1/memory?user_id=U lists U's memories; DELETE /v1/memory/{id}
 //     forgets one, DELETE /v1/memory?user_id=U everything of U, each
 //     answering with the provider's receipt (provider.Receipt), which names
 //     its deletion-log record.
-//
-//   - POST /v1/responses, streamed or not, on an upstream that speaks
-//     only Chat Completions: the request is translated into a Chat
-//     Completions request's fields (package gateway/responses, then
-//     newChatRequest) and runs through the same exchange as chat
-//     completions, with an emitter that translates the answer back
-//     (responsesEmitter). See # The Responses API.
 //
 // # Users and sessions
 //
