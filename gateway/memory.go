@@ -93,6 +93,21 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	if c.chain != nil {
 		c.chain.session = sid
 	}
+	// The chain is resolved before its session is taken: an id that is
+	// not the user's leaves nothing behind.
+	var chainTurns []*store.Turn
+	if prev {
+		var err error
+		chainTurns, err = h.resume(ctx, c, h.mem.UserID(user))
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return nil, err
+		}
+		if err != nil {
+			h.log.WarnContext(ctx, "gateway: memory unavailable (reading the chain failed); forwarding without it", "user", user, "err", err)
+			return &memoryPlan{state: degraded("store")}, nil
+		}
+	}
 	sess, err := h.sessions.get(h.mem.UserID(user), sid)
 	if err != nil {
 		return nil, badRequest(sfrom, "%v", err)
@@ -114,18 +129,6 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	if err := h.mem.Expire(ctx, user); err != nil {
 		h.log.WarnContext(ctx, "gateway: memory unavailable (expiring old memories failed); forwarding without it", "user", user, "err", err)
 		return &memoryPlan{state: degraded("store")}, nil
-	}
-	var chainTurns []*store.Turn
-	if prev {
-		chainTurns, err = h.resume(ctx, c, h.mem.UserID(user))
-		var ae *apiError
-		if errors.As(err, &ae) {
-			return nil, err
-		}
-		if err != nil {
-			h.log.WarnContext(ctx, "gateway: memory unavailable (reading the chain failed); forwarding without it", "user", user, "err", err)
-			return &memoryPlan{state: degraded("store")}, nil
-		}
 	}
 	aic, err := h.p.Invoking(ctx, &agent.InvokingContext{Session: sess, Messages: input})
 	if err != nil {

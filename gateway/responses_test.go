@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/memoryservice"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // respond sends one non-streamed Responses request as user, continuing
@@ -182,7 +184,7 @@ func TestALongChainSendsFewerTokensThanTheWholeChain(t *testing.T) {
 
 func TestAnotherUsersPreviousResponseIDIsNotFound(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, nil)
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
 	mine, _ := r.respond("alice", "", say("My PIN hint is 'blue heron'."), fakeopenai.Text("Noted."))
 
 	for _, tc := range []struct{ name, user, id string }{
@@ -204,6 +206,14 @@ func TestAnotherUsersPreviousResponseIDIsNotFound(t *testing.T) {
 		})
 	}
 	assert.Len(t, r.up.ChatRequests(), 1, "nothing refused reached the upstream")
+
+	// Nor does a refused request leave a session behind in the refused
+	// user's memory, once its idle time has passed.
+	time.Sleep(150 * time.Millisecond)
+	require.NoError(t, r.gw.Flush(context.Background()))
+	ss, err := r.st.ListSessions(context.Background(), r.mem.UserID("mallory"), store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Empty(t, ss, "mallory's memory is untouched")
 }
 
 func TestAClientToolCallRoundTripsThroughTheChain(t *testing.T) {
