@@ -347,7 +347,7 @@ func (e *responsesEmitter) header(h http.Header) {
 func (e *responsesEmitter) completion(w http.ResponseWriter, body []byte) {
 	res, err := responses.FromChat(body, e.meta())
 	if err != nil {
-		e.log.WarnContext(context.Background(), "gateway: the upstream's answer could not be translated", "err", err)
+		e.log.Warn("gateway: the upstream's answer could not be translated", "err", err)
 		writeError(w, upstreamFailed(http.StatusBadGateway, "the model endpoint's answer could not be translated: %v", err))
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/memoryservice"
+	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -372,4 +373,32 @@ func TestAChainContinuesOnAnotherReplica(t *testing.T) {
 	turns := r.storedTurns("hana")
 	require.Len(t, turns, 2)
 	assert.Equal(t, turns[0].SessionID, turns[1].SessionID, "one session, whichever replica answered")
+}
+
+func TestAStreamedResponseHidesTheGatewaysOwnToolCalls(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.RetrievalTool = true })
+	r.up.QueueChat(
+		fakeopenai.ToolCalls(fakeopenai.Call("call_m", retrieval.ToolName, `{"query":"dog"}`)),
+		fakeopenai.Text("I don't know your dog's name yet."),
+	)
+	params := say("What is my dog called?")
+	params.Model = "gpt-test"
+	c := r.client("ivan")
+	s := c.Responses.NewStreaming(context.Background(), params)
+	var types []string
+	var done responses.Response
+	for s.Next() {
+		ev := s.Current()
+		types = append(types, ev.Type)
+		if ev.Type == "response.completed" {
+			done = ev.AsResponseCompleted().Response
+		}
+	}
+	require.NoError(t, s.Err())
+	assert.NotContains(t, types, "response.function_call_arguments.delta", "the gateway's call is not the client's")
+	require.Len(t, done.Output, 1, "one message, no function_call: %s", done.RawJSON())
+	assert.Equal(t, "I don't know your dog's name yet.", done.OutputText())
+	assert.Len(t, r.up.ChatRequests(), 2, "the gateway answered its call and asked again")
+	assert.Equal(t, "response.completed", types[len(types)-1])
 }
