@@ -402,3 +402,26 @@ func TestAStreamedResponseHidesTheGatewaysOwnToolCalls(t *testing.T) {
 	assert.Len(t, r.up.ChatRequests(), 2, "the gateway answered its call and asked again")
 	assert.Equal(t, "response.completed", types[len(types)-1])
 }
+
+func TestAChainIdlePastTheTimeoutGoesOnInANewSession(t *testing.T) {
+	t.Parallel()
+	// Long enough for the requests of the chain not to idle between
+	// them, under -race on a loaded machine too.
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 300 * time.Millisecond })
+	r1, _ := r.respond("judy", "", say("My cat is called Miso."), fakeopenai.Text("Hello Miso."))
+	r.endSessions("judy")
+
+	r2, _ := r.respond("judy", r1.ID, say("What is my cat called?"), fakeopenai.Text("Miso."))
+	assert.Contains(t, r.up.ChatRequests()[1].Text(), "Miso", "the ended session's summary reaches the model")
+	assert.NotEqual(t, r1.ID[len(r1.ID)-8:], r2.ID[len(r2.ID)-8:], "the new response names the new session")
+	r.respond("judy", r2.ID, say("Thanks."), fakeopenai.Text("You're welcome."))
+	assert.Equal(t, 1, count(r.up.ChatRequests()[2], "user", "What is my cat called?"), "the new session's turn, as an active turn")
+
+	sessionOf := map[string]string{}
+	for _, tr := range r.storedTurns("judy") {
+		sessionOf[tr.Messages[0].Content] = tr.SessionID
+	}
+	require.Len(t, sessionOf, 3)
+	assert.NotEqual(t, sessionOf["My cat is called Miso."], sessionOf["What is my cat called?"], "the chain went on in a new session")
+	assert.Equal(t, sessionOf["What is my cat called?"], sessionOf["Thanks."], "and stays in it")
+}
