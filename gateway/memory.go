@@ -157,6 +157,10 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 			history = append(history, *c.chain.pending)
 		}
 		h.follow(plan, c.chain)
+		// Before the search: a vague follow-up is rewritten from the
+		// chain's recent turns, as from a Chat Completions client's.
+		c.injectHistory(history)
+		last = c.lastUser()
 	}
 	if block, ok := h.retrieve(ctx, c, plan, last); ok && block != "" {
 		parts = append(parts, block)
@@ -169,7 +173,6 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 		c.inject(strings.Join(parts, "\n\n"))
 	}
 	if c.chain != nil {
-		c.injectHistory(history)
 		c.chain.sent = countSent(h.counter, c)
 		c.chain.total = countChain(h.counter, c.chain, chainTurns)
 		c.chain.measured = true

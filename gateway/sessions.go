@@ -75,8 +75,9 @@ func (s *sessions) get(userID, id string) (*agent.Session, error) {
 	return sess, nil
 }
 
-// move keeps the user of from's session under the agent session id to
-// instead, and lets the entry of from go without ending it.
+// move returns the agent session to of from's user (made on first use)
+// and lets go of from's entry without ending it: the memory session from
+// was in has ended, and the chain goes on in to.
 func (s *sessions) move(from *agent.Session, to string) (*agent.Session, error) {
 	sess, err := s.get(from.UserID(), to)
 	if err != nil {
