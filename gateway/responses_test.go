@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -132,20 +133,24 @@ func TestAStreamedResponsesChainContinuesAcrossRequests(t *testing.T) {
 		var resp *http.Response
 		c := r.client("bob")
 		s := c.Responses.NewStreaming(context.Background(), params, option.WithResponseInto(&resp))
+		// The SDK's accumulator puts the events together (it reads the
+		// events' JSON, which the WebSocket transport shares with SSE).
+		var acc responses.ResponseAccumulator
 		var deltas strings.Builder
-		var done *responses.Response
 		for s.Next() {
 			ev := s.Current()
-			switch ev.Type {
-			case "response.output_text.delta":
+			if ev.Type == "response.output_text.delta" {
 				deltas.WriteString(ev.AsResponseOutputTextDelta().Delta)
-			case "response.completed":
-				c := ev.AsResponseCompleted().Response
-				done = &c
 			}
+			var u responses.ResponsesServerEventUnion
+			require.NoError(t, json.Unmarshal([]byte(ev.RawJSON()), &u))
+			require.NoError(t, acc.AddEvent(u), "event %s", ev.Type)
 		}
 		require.NoError(t, s.Err())
-		require.NotNil(t, done, "the stream ends with response.completed")
+		require.Equal(t, "response.completed", acc.Snapshot().TerminalEvent)
+		done, err := acc.ReconstructedResponse()
+		require.NoError(t, err)
+		assert.Equal(t, deltas.String(), acc.Snapshot().OutputText(), "the deltas make the text")
 		return done, deltas.String(), resp.Header
 	}
 	r1, text1, _ := stream("", "My favourite colour is teal.", "Teal is lovely.")
