@@ -30,8 +30,10 @@ type Handler struct {
 	mux       *http.ServeMux
 	sessions  *sessions
 	// counter measures the Responses door's context as the memory
-	// store's keeper counts it (its default counter).
+	// store's keeper counts it (its default counter); tallies keep what
+	// it counted of each chain.
 	counter tokens.Counter
+	tallies *tallies
 }
 
 // New returns a gateway on cfg.Memory's store, forwarding to cfg.Upstream.
@@ -53,7 +55,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, retriever: rt, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway"), counter: &tokens.BPE{}}
+	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, retriever: rt, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway"), counter: &tokens.BPE{}, tallies: &tallies{max: cfg.MaxSessions}}
 	h.sessions = newSessions(cfg.MaxSessions, cfg.IdleTimeout, h.endSession)
 	h.routes()
 	return h, nil

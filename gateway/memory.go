@@ -11,7 +11,6 @@ import (
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/retrieval"
-	"github.com/agentmemory/agentmemory/store"
 )
 
 // memoryPlan is what memory does for one request.
@@ -95,10 +94,8 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	}
 	// The chain is resolved before its session is taken: an id that is
 	// not the user's leaves nothing behind.
-	var chainTurns []*store.Turn
 	if prev {
-		var err error
-		chainTurns, err = h.resume(ctx, c, h.mem.UserID(user))
+		err := h.resume(ctx, c, h.mem.UserID(user))
 		var ae *apiError
 		if errors.As(err, &ae) {
 			return nil, err
@@ -174,7 +171,7 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	}
 	if c.chain != nil {
 		c.chain.sent = countSent(h.counter, c)
-		c.chain.total = countChain(h.counter, c.chain, chainTurns)
+		c.chain.total = countChain(h.counter, c.chain)
 		c.chain.measured = true
 	}
 	if !plan.record {

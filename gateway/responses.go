@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/gateway/responses"
@@ -41,6 +42,8 @@ type chain struct {
 	// pending is the assistant message of the previous response's tool
 	// calls, which the client's function_call_output items answer.
 	pending *agent.Message
+	// turnTokens are the tokens of the turns of the session continued.
+	turnTokens int
 	// sent and total are the tokens of the context the upstream is sent
 	// and of the whole chain (ContextTokensHeader); measured is false when
 	// there is no chain to measure.
@@ -167,26 +170,77 @@ func newChainID() string { return "chain-" + agent.NewID() }
 
 // resume reads what the chain's session holds for a request that
 // continues it: the session must be the user's (else the id is not
-// found), its turns measure the chain, and the tool calls the client
-// answers are taken from its last turn. A store error is returned as it
-// is, for the request to go on without memory.
-func (h *Handler) resume(ctx context.Context, c *chatRequest, userID string) ([]*store.Turn, error) {
+// found), its turns measure the chain (ch.turnTokens), and the tool calls
+// the client answers are taken from its last turn. Only the turns not
+// counted yet are read and counted (tallies); the session's unpruned
+// turns are read always, for the last one. A store error is returned as
+// it is, for the request to go on without memory.
+func (h *Handler) resume(ctx context.Context, c *chatRequest, userID string) error {
 	ch := c.chain
 	st := h.mem.Store()
-	if _, err := st.GetSession(ctx, userID, ch.prev); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, previousNotFound(ch.req.PreviousResponseID)
-		}
-		return nil, err
-	}
-	turns, err := st.ListTurns(ctx, userID, ch.prev, 0)
+	doc, err := st.GetSession(ctx, userID, ch.prev)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, store.ErrNotFound) {
+			return previousNotFound(ch.req.PreviousResponseID)
+		}
+		return err
 	}
+	key := userID + "\x00" + ch.prev
+	t, known := h.tallies.get(key)
+	from := 1
+	if known {
+		from = min(t.seq+1, doc.State.PrunedThrough+1)
+	}
+	turns, err := st.ListTurns(ctx, userID, ch.prev, from)
+	if err != nil {
+		return err
+	}
+	for _, tr := range turns {
+		if tr.Seq <= t.seq {
+			continue
+		}
+		for _, m := range tr.Messages {
+			t.tokens += tokens.CountMessage(h.counter, agent.Message{Role: agent.Role(m.Role), Name: m.Name, Text: m.Content})
+		}
+		t.seq = tr.Seq
+	}
+	h.tallies.put(key, t)
+	ch.turnTokens = t.tokens
 	if len(turns) > 0 {
 		ch.pending = pendingCalls(turns[len(turns)-1], ch.req.Input)
 	}
-	return turns, nil
+	return nil
+}
+
+// tally is what is counted of a chain's session: its turns through seq.
+type tally struct{ seq, tokens int }
+
+// tallies keep a tally per chain session (by user and session), so that a
+// request of a long chain counts only the turns recorded since the last.
+// They are bounded: when full they start afresh (a session not tallied is
+// counted whole, from the store).
+type tallies struct {
+	max int
+	mu  sync.Mutex
+	m   map[string]tally
+}
+
+func (ts *tallies) get(key string) (tally, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, ok := ts.m[key]
+	return t, ok
+}
+
+func (ts *tallies) put(key string, t tally) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.m == nil || len(ts.m) >= ts.max {
+		ts.m = make(map[string]tally)
+	}
+	if cur, ok := ts.m[key]; !ok || cur.seq <= t.seq {
+		ts.m[key] = t
+	}
 }
 
 // pendingCalls returns the assistant message of the tool calls of the
@@ -233,23 +287,18 @@ func pendingCalls(last *store.Turn, input []agent.Message) *agent.Message {
 }
 
 // countChain measures the chain: the request's instructions, every turn
-// of the chain's session and the input, as the upstream would have been
-// sent them without memory.
-func countChain(counter tokens.Counter, ch *chain, turns []*store.Turn) int {
+// of the chain's session (counted by resume) and the input, as the
+// upstream would have been sent them without memory.
+func countChain(counter tokens.Counter, ch *chain) int {
 	var msgs []agent.Message
 	if ch.req.Instructions != "" {
 		msgs = append(msgs, agent.SystemText(ch.req.Instructions))
-	}
-	for _, t := range turns {
-		for _, m := range t.Messages {
-			msgs = append(msgs, agent.Message{Role: agent.Role(m.Role), Name: m.Name, Text: m.Content})
-		}
 	}
 	if ch.pending != nil {
 		msgs = append(msgs, *ch.pending)
 	}
 	msgs = append(msgs, ch.req.Input...)
-	return tokens.CountMessages(counter, msgs)
+	return ch.turnTokens + tokens.CountMessages(counter, msgs)
 }
 
 // countSent measures the messages of c as forwarded.

@@ -364,20 +364,33 @@ func TestAChainContinuesOnAnotherReplica(t *testing.T) {
 	other := httptest.NewServer(gw)
 	t.Cleanup(other.Close)
 
+	// The first replica measures the chain from what it counted before
+	// (store: false, so that nothing is added), the other from the store:
+	// the same chain.
+	latest, _ := r.respond("hana", first.ID, say("I have a brother too."), fakeopenai.Text("Noted."))
+	probe := say("What is my sister called?")
+	probe.Store = openai.Bool(false)
+	_, h := r.respond("hana", latest.ID, probe, fakeopenai.Text("Ines."))
+	_, chainHere := contextTokens(t, h)
+
 	r.up.QueueChat(fakeopenai.Text("Ines."))
 	c := openai.NewClient(option.WithBaseURL(other.URL+"/v1"), option.WithAPIKey("k"), option.WithMaxRetries(0), option.WithHeader(gateway.UserHeader, "hana"))
 	params := say("What is my sister called?")
 	params.Model = "gpt-test"
-	params.PreviousResponseID = openai.String(first.ID)
-	second, err := c.Responses.New(ctx, params)
+	params.PreviousResponseID = openai.String(latest.ID)
+	var resp *http.Response
+	second, err := c.Responses.New(ctx, params, option.WithResponseInto(&resp))
 	require.NoError(t, err)
 	assert.Equal(t, "Ines.", second.OutputText())
-	sent := r.up.ChatRequests()[1]
-	assert.Equal(t, 1, count(sent, "user", "My sister is called Ines."), "the chain's turn, read from the store by the other replica")
+	_, chainThere := contextTokens(t, resp.Header)
+	assert.Equal(t, chainHere, chainThere, "the chain measures the same on both replicas")
+	sent := r.up.ChatRequests()[3]
+	assert.Equal(t, 1, count(sent, "user", "My sister is called Ines."), "the chain's turns, read from the store by the other replica")
+	assert.Equal(t, 1, count(sent, "user", "I have a brother too."))
 
 	turns := r.storedTurns("hana")
-	require.Len(t, turns, 2)
-	assert.Equal(t, turns[0].SessionID, turns[1].SessionID, "one session, whichever replica answered")
+	require.Len(t, turns, 3)
+	assert.Equal(t, turns[0].SessionID, turns[2].SessionID, "one session, whichever replica answered")
 }
 
 func TestAStreamedResponseHidesTheGatewaysOwnToolCalls(t *testing.T) {
