@@ -37,8 +37,9 @@
 // A Responses client sends no history: previous_response_id names it, and
 // the gateway keeps the chain in the user's memory. A response id names
 // the memory session its turn went to ("resp_", 24 random hex digits,
-// "_", the session id in base64url); a request with previous_response_id
-// goes on in that session, on any replica, after a restart. The session
+// "_", the session id in base64url; for a session the client named, the
+// name); a request with previous_response_id goes on in that session, on
+// any replica, after a restart. The session
 // is looked up in the requesting user's own partition only: another
 // user's id, an id the gateway did not give, or a request with no user is
 // a 400 with code previous_response_not_found, as OpenAI answers an

@@ -165,8 +165,11 @@ func translationError(err error) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Type: "invalid_request_error", Code: &code, Message: err.Error()}
 }
 
+// chainPrefix starts the session ids the gateway gives new chains.
+const chainPrefix = "chain-"
+
 // newChainID names the memory session of a new chain.
-func newChainID() string { return "chain-" + agent.NewID() }
+func newChainID() string { return chainPrefix + agent.NewID() }
 
 // resume reads what the chain's session holds for a request that
 // continues it: the session must be the user's (else the id is not
@@ -449,13 +452,19 @@ func (e *responsesEmitter) end(w io.Writer, completed bool) {
 	_, _ = e.st.Fail("the model endpoint's stream ended before its answer did")
 }
 
-// follow names the chain's memory session after the one the provider put
+// follow names a chain's memory session after the one the provider put
 // the request in: after an idle end the agent session goes on in a new
 // memory session, which the response id then names. The agent session
 // is kept under that id from then on (the old entry is let go without
 // ending it: its memory session has ended), so that the chain's next
 // request finds it, and an idle end ends the session the chain is in.
+// A session the client named (X-Memory-Session, metadata.session_id) is
+// left under its name, which the response id names: the Chat Completions
+// door reaches it by that name too.
 func (h *Handler) follow(plan *memoryPlan, ch *chain) {
+	if !strings.HasPrefix(plan.sess.ID(), chainPrefix) {
+		return
+	}
 	man, ok := h.p.LastManifest(plan.sess)
 	if !ok || man.SessionID == "" || man.SessionID == plan.sess.ID() {
 		return

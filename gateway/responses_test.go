@@ -443,3 +443,27 @@ func TestAChainIdlePastTheTimeoutGoesOnInANewSession(t *testing.T) {
 	assert.NotEqual(t, sessionOf["My cat is called Miso."], sessionOf["What is my cat called?"], "the chain went on in a new session")
 	assert.Equal(t, sessionOf["What is my cat called?"], sessionOf["Thanks."], "and stays in it")
 }
+
+func TestANamedSessionIsOneSessionForBothDoorsAcrossAnIdleEnd(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 300 * time.Millisecond })
+	named := option.WithHeader(gateway.SessionHeader, "work")
+	r.up.QueueChat(fakeopenai.Text("Noted."))
+	c := r.client("kate", named)
+	first, err := c.Responses.New(context.Background(), responses.ResponseNewParams{Model: "gpt-test",
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("The project is called Heron.")}})
+	require.NoError(t, err)
+	r.endSessions("kate")
+
+	r.respond("kate", first.ID, say("What is the project called?"), fakeopenai.Text("Heron."))
+	r.ask("kate", "work", "And who leads it?", fakeopenai.Text("You do."))
+
+	sessionOf := map[string]string{}
+	for _, tr := range r.storedTurns("kate") {
+		sessionOf[tr.Messages[0].Content] = tr.SessionID
+	}
+	require.Len(t, sessionOf, 3)
+	assert.NotEqual(t, sessionOf["The project is called Heron."], sessionOf["What is the project called?"], "the idle end began a new session")
+	assert.Equal(t, sessionOf["What is the project called?"], sessionOf["And who leads it?"],
+		"the chain and the Chat Completions door go on in the one session the name is in")
+}
