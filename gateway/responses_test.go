@@ -467,3 +467,48 @@ func TestANamedSessionIsOneSessionForBothDoorsAcrossAnIdleEnd(t *testing.T) {
 	assert.Equal(t, sessionOf["What is the project called?"], sessionOf["And who leads it?"],
 		"the chain and the Chat Completions door go on in the one session the name is in")
 }
+
+func TestAStreamedClientToolCallRoundTripsThroughTheChain(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, nil)
+	weather := responses.ToolParamOfFunction("get_weather", map[string]any{"type": "object"}, false)
+	stream := func(params responses.ResponseNewParams) responses.Response {
+		t.Helper()
+		params.Model = "gpt-test"
+		params.Tools = []responses.ToolUnionParam{weather}
+		c := r.client("leo")
+		s := c.Responses.NewStreaming(context.Background(), params)
+		var done responses.Response
+		for s.Next() {
+			if ev := s.Current(); ev.Type == "response.completed" {
+				done = ev.AsResponseCompleted().Response
+			}
+		}
+		require.NoError(t, s.Err())
+		return done
+	}
+	r.up.QueueChat(fakeopenai.ToolCalls(fakeopenai.Call("call_s", "get_weather", `{"city":"Oslo"}`)).WithFinishReason("tool_calls"))
+	first := stream(say("Weather in Oslo?"))
+	require.Len(t, first.Output, 1)
+	call := first.Output[0].AsFunctionCall()
+	assert.Equal(t, `{"city":"Oslo"}`, call.Arguments, "the streamed fragments, put together")
+
+	r.up.QueueChat(fakeopenai.Text("It is 4 °C in Oslo."))
+	output := responses.ResponseNewParams{
+		PreviousResponseID: openai.String(first.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfInputItemList: responses.ResponseInputParam{
+			{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+				CallID: openai.String(call.CallID),
+				Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: openai.String(`{"celsius":4}`)},
+			}},
+		}},
+	}
+	second := stream(output)
+	assert.Equal(t, "It is 4 °C in Oslo.", second.OutputText())
+	msgs := r.up.ChatRequests()[1].Chat.Messages
+	n := len(msgs)
+	require.GreaterOrEqual(t, n, 2)
+	require.Len(t, msgs[n-2].ToolCalls, 1, "the streamed call, recorded with its turn, precedes its output")
+	assert.Equal(t, "call_s", msgs[n-2].ToolCalls[0].ID)
+	assert.Equal(t, "call_s", msgs[n-1].ToolCallID)
+}
