@@ -10,8 +10,8 @@ import (
 
 // emitter writes a door's answer from the upstream's Chat Completions
 // answer. The Chat Completions door's (chatEmitter) writes it as it is;
-// the Responses door is to translate it (a Responses object, Responses
-// events).
+// the Responses door's (responsesEmitter) translates it (a Responses
+// object, Responses events).
 type emitter interface {
 	// completion writes a whole answer: upstream's chat.completion body.
 	completion(w http.ResponseWriter, body []byte)
@@ -20,6 +20,9 @@ type emitter interface {
 	// event writes one line of upstream's server-sent events, with its
 	// line ending.
 	event(w io.Writer, line []byte) error
+	// end closes a streamed answer whose headers were written, once the
+	// upstream's stream is over: completed says whether the answer was.
+	end(w io.Writer, completed bool)
 }
 
 type chatEmitter struct{}
@@ -39,6 +42,10 @@ func (chatEmitter) event(w io.Writer, line []byte) error {
 	_, err := w.Write(line)
 	return err
 }
+
+// end writes nothing: upstream's own events, [DONE] included, were
+// passed on.
+func (chatEmitter) end(io.Writer, bool) {}
 
 // serveChat serves POST /v1/chat/completions.
 func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) {

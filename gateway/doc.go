@@ -1,6 +1,6 @@
 // Package gateway is an OpenAI-compatible endpoint that remembers: an
-// application already calling a model through Chat Completions points its
-// client at the gateway instead (one changed base URL) and gets long-term
+// application already calling a model through Chat Completions or the
+// Responses API points its client at the gateway instead (one changed base URL) and gets long-term
 // memory, with no other change. The gateway forwards every request to the
 // real model endpoint (Upstream: OpenAI, Azure OpenAI, or a compatible
 // server such as Ollama or vLLM), puts what it remembers of the user into
@@ -11,16 +11,16 @@
 //   - POST /v1/chat/completions, streamed ("stream": true) or not. Every
 //     request field the gateway does not interpret is forwarded byte for
 //     byte: tools, tool_choice, response_format, logprobs, seed, n…
+//   - POST /v1/responses, streamed or not, on an upstream that speaks
+//     only Chat Completions: the request is translated into a Chat
+//     Completions request (package gateway/responses) and runs through
+//     the same exchange as chat completions — memory, upstream, tool
+//     loop, record — and the answer is translated back.
 //   - GET /v1/models, passed through.
 //   - GET /v1/memory?user_id=U lists U's memories; DELETE /v1/memory/{id}
 //     forgets one, DELETE /v1/memory?user_id=U everything of U, each
 //     answering with the provider's receipt (provider.Receipt), which names
 //     its deletion-log record.
-//
-// POST /v1/responses is to come beside chat completions: a Responses
-// request translated into a Chat Completions request's fields
-// (newChatRequest) runs through the same exchange, with an emitter that
-// translates the answer back.
 //
 // # Users and sessions
 //
@@ -31,6 +31,30 @@
 // the user's current session. A session ends after Config.IdleTimeout
 // without a request (the gateway ends it: EndSession), named or not, and
 // its next request begins the next one.
+//
+// # The Responses API
+//
+// A Responses client sends no history: previous_response_id names it, and
+// the gateway keeps the chain in the user's memory. A response id names
+// the memory session its turn went to ("resp_", 24 random hex digits,
+// "_", the session id in base64url; for a session the client named, the
+// name); a request with previous_response_id goes on in that session, on
+// any replica, after a restart. The session
+// is looked up in the requesting user's own partition only: another
+// user's id, an id the gateway did not give, or a request with no user is
+// a 400 with code previous_response_not_found, as OpenAI answers an
+// unknown id. Without previous_response_id a request begins a new chain,
+// a new session (or the X-Memory-Session one).
+//
+// The upstream is sent the compressed context instead of the chain: the
+// memory block, the keeper's active turns (provider Invoking's
+// messages, which the Chat Completions door leaves out), and the input,
+// after the request's instructions (not carried to the next request, as
+// in the Responses API). The ContextTokensHeader states what was sent
+// against the whole chain. Every answer is recorded, one calling the
+// client's tools included: the client will not resend the call, so the
+// next request's function_call_output items are preceded by the call,
+// taken from the chain's last turn. "store": false records nothing.
 //
 // # One memory, three doors
 //
@@ -59,10 +83,11 @@
 // their citations) go in as one system message, fenced as data, merged
 // after the client's own leading system message or placed first. The
 // keeper's active turns are not injected: a Chat Completions client sends
-// its history itself. The search runs only when the pre-filter
-// (retrieval.NeedsMemory) says the last user message may need memory, with
-// the query rewritten from the client's recent messages (prepended by
-// default, by the model with Config.Rewrite retrieval.RewriteLLM).
+// its history itself (the Responses door injects them). The search runs
+// only when the pre-filter (retrieval.NeedsMemory) says the last user
+// message may need memory, with the query rewritten from the client's
+// recent messages (prepended by default, by the model with Config.Rewrite
+// retrieval.RewriteLLM).
 //
 // memory_config tunes a request: enabled false forwards it without
 // memory; retrieval_limit is the search's top k (0: no search);

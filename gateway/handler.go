@@ -14,6 +14,7 @@ import (
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
+	"github.com/agentmemory/agentmemory/tokens"
 )
 
 // Handler is the gateway: an http.Handler serving the routes the package
@@ -28,6 +29,11 @@ type Handler struct {
 	log       *slog.Logger
 	mux       *http.ServeMux
 	sessions  *sessions
+	// counter measures the Responses door's context as the memory
+	// store's keeper counts it (its default counter); tallies keep what
+	// it counted of each chain.
+	counter tokens.Counter
+	tallies *tallies
 }
 
 // New returns a gateway on cfg.Memory's store, forwarding to cfg.Upstream.
@@ -49,7 +55,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, retriever: rt, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway")}
+	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, retriever: rt, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway"), counter: &tokens.BPE{}, tallies: &tallies{max: cfg.MaxSessions}}
 	h.sessions = newSessions(cfg.MaxSessions, cfg.IdleTimeout, h.endSession)
 	h.routes()
 	return h, nil
@@ -65,14 +71,15 @@ func (h *Handler) endSession(sess *agent.Session) {
 	}
 }
 
-// routes builds the mux. The Responses door (POST /v1/responses) is to
-// plug in beside chat completions: it translates a Responses request into
-// the fields of a Chat Completions request (newChatRequest) and runs it
-// through h.exchange with an emitter that translates the answer back
-// (see emitter).
+// routes builds the mux. The two doors share everything but their
+// translation: the Responses door translates its request into the fields
+// of a Chat Completions request (newChatRequest) and runs it through
+// h.exchange with an emitter that translates the answer back (see
+// emitter).
 func (h *Handler) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("POST /v1/chat/completions", h.serveChat)
+	m.HandleFunc("POST /v1/responses", h.serveResponses)
 	m.HandleFunc("GET /v1/models", h.serveModels)
 	m.HandleFunc("GET /v1/memory", h.listMemory)
 	m.HandleFunc("DELETE /v1/memory", h.forgetUser)

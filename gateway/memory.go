@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -53,7 +54,11 @@ func (h *Handler) checkUser(user, from string) error {
 // failures degrade the plan instead.
 func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) (*memoryPlan, error) {
 	user, from := userOf(r, c)
+	prev := c.chain != nil && c.chain.prev != ""
 	if user == "" {
+		if prev { // a chain is kept in a user's memory
+			return nil, previousNotFound(c.chain.req.PreviousResponseID)
+		}
 		return &memoryPlan{state: skipped("no-user")}, nil
 	}
 	if err := h.checkUser(user, from); err != nil {
@@ -67,12 +72,38 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 		if err := agent.ValidateSessionID(sid); err != nil {
 			return nil, badRequest(sfrom, "%v", err)
 		}
-	} else {
+	}
+	switch {
+	case prev:
+		sid, sfrom = c.chain.prev, "previous_response_id"
+	case sid != "":
+	case c.chain != nil: // a new chain is a new session
+		sid = newChainID()
+	default:
 		sid = defaultSession
 	}
 	mc := c.memCfg
 	if mc.Enabled != nil && !*mc.Enabled {
+		if prev {
+			return nil, badRequest("memory_config.enabled", "false, but previous_response_id continues a chain the gateway keeps in memory")
+		}
 		return &memoryPlan{state: skipped("disabled")}, nil
+	}
+	if c.chain != nil {
+		c.chain.session = sid
+	}
+	// The chain is resolved before its session is taken: an id that is
+	// not the user's leaves nothing behind.
+	if prev {
+		err := h.resume(ctx, c, h.mem.UserID(user))
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return nil, err
+		}
+		if err != nil {
+			h.log.WarnContext(ctx, "gateway: memory unavailable (reading the chain failed); forwarding without it", "user", user, "err", err)
+			return &memoryPlan{state: degraded("store")}, nil
+		}
 	}
 	sess, err := h.sessions.get(h.mem.UserID(user), sid)
 	if err != nil {
@@ -81,6 +112,9 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	plan := &memoryPlan{scope: user, sess: sess, record: !h.cfg.AutoStoreOff, state: memoryState{state: "used"}}
 	if mc.AutoStore != nil {
 		plan.record = *mc.AutoStore
+	}
+	if c.chain != nil && !c.chain.req.Store {
+		plan.record = false // "store": false: the turn is not kept
 	}
 
 	last := c.lastUser()
@@ -98,17 +132,32 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 		h.log.WarnContext(ctx, "gateway: memory unavailable; forwarding without it", "user", user, "err", err)
 		return &memoryPlan{state: degraded("store")}, nil
 	}
-	// Only the session block: the keeper's active turns are the client's
-	// own history, and the provider's tool is not offered (the gateway's
-	// own is, with Config.RetrievalTool).
+	// The session block; the keeper's active turns only for a chain (a
+	// Chat Completions client sends its history itself). The provider's
+	// tool is not offered (the gateway's own is, with
+	// Config.RetrievalTool).
 	var parts []string
+	var history []agent.Message
 	for _, m := range aic.Messages {
-		if m.Role == agent.RoleSystem {
+		switch {
+		case m.Role == agent.RoleSystem:
 			if len(parts) == 0 {
 				parts = append(parts, keeper.Instructions)
 			}
 			parts = append(parts, m.Text)
+		case c.chain != nil:
+			history = append(history, m)
 		}
+	}
+	if c.chain != nil {
+		if c.chain.pending != nil {
+			history = append(history, *c.chain.pending)
+		}
+		h.follow(plan, c.chain)
+		// Before the search: a vague follow-up is rewritten from the
+		// chain's recent turns, as from a Chat Completions client's.
+		c.injectHistory(history)
+		last = c.lastUser()
 	}
 	if block, ok := h.retrieve(ctx, c, plan, last); ok && block != "" {
 		parts = append(parts, block)
@@ -119,6 +168,11 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	}
 	if len(parts) > 0 {
 		c.inject(strings.Join(parts, "\n\n"))
+	}
+	if c.chain != nil {
+		c.chain.sent = countSent(h.counter, c)
+		c.chain.total = countChain(h.counter, c.chain)
+		c.chain.measured = true
 	}
 	if !plan.record {
 		plan.state.add("store=off")

@@ -14,9 +14,18 @@ import (
 // the client answers tool calls) and the answer, tool calls included.
 // An answer that calls the client's tools records nothing: the turn goes on in
 // the client's next request, which carries the results, and is recorded
-// with its answer.
+// with its answer. A Responses request's turn is its input and the
+// answer, whatever the answer (see chain.turn).
 func (h *Handler) record(ctx context.Context, plan *memoryPlan, c *chatRequest, a *answer) error {
-	if plan.sess == nil || !plan.record || !a.final() {
+	if plan.sess == nil || !plan.record {
+		return nil
+	}
+	var req, resp []agent.Message
+	if c.chain != nil {
+		req, resp = c.chain.turn(a)
+		return h.invoked(ctx, plan, req, resp)
+	}
+	if !a.final() {
 		return nil
 	}
 	last := c.lastUser()
@@ -27,7 +36,6 @@ func (h *Handler) record(ctx context.Context, plan *memoryPlan, c *chatRequest, 
 	for first > 0 && c.views[first-1].Role == "user" {
 		first--
 	}
-	var req, resp []agent.Message
 	for _, v := range c.views[first : last+1] {
 		req = append(req, agent.Message{ID: agent.NewID(), Role: agent.RoleUser, Name: v.Name, Text: v.text()})
 	}
@@ -42,6 +50,12 @@ func (h *Handler) record(ctx context.Context, plan *memoryPlan, c *chatRequest, 
 		}
 	}
 	resp = append(resp, agent.Message{ID: agent.NewID(), Role: agent.RoleAssistant, Text: a.text.String(), ToolCalls: toolCalls(a.calls)})
+	return h.invoked(ctx, plan, req, resp)
+}
+
+// invoked stores a turn in the plan's session, noting the user's scope in
+// the memory store first.
+func (h *Handler) invoked(ctx context.Context, plan *memoryPlan, req, resp []agent.Message) error {
 	if h.sessions.note(plan.sess.UserID()) {
 		if err := h.mem.NoteScope(ctx, plan.scope); err != nil {
 			h.sessions.unnote(plan.sess.UserID())

@@ -25,6 +25,9 @@ type chatRequest struct {
 	session  string // metadata.session_id
 	memCfg   memoryConfig
 	memCtx   memoryContext
+	// chain is set by the Responses door: the client sends no history,
+	// the gateway keeps it.
+	chain *chain
 }
 
 // memoryConfig is the memory_config extension.
@@ -101,6 +104,20 @@ var memoryTypes = map[string]store.Kind{
 // readChatRequest reads and checks a Chat Completions body of at most
 // limit bytes; its errors are *apiError naming the field.
 func readChatRequest(w http.ResponseWriter, r *http.Request, limit int64) (*chatRequest, error) {
+	body, err := readBody(w, r, limit)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return nil, badRequest("body", "a JSON object is required")
+	}
+	return newChatRequest(fields)
+}
+
+// readBody reads a request body of at most limit bytes; its errors are
+// *apiError.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -111,11 +128,7 @@ func readChatRequest(w http.ResponseWriter, r *http.Request, limit int64) (*chat
 		}
 		return nil, badRequest("body", "could not be read: %v", err)
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return nil, badRequest("body", "a JSON object is required")
-	}
-	return newChatRequest(fields)
+	return body, nil
 }
 
 // newChatRequest reads the fields of a Chat Completions request: the

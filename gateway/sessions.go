@@ -75,6 +75,22 @@ func (s *sessions) get(userID, id string) (*agent.Session, error) {
 	return sess, nil
 }
 
+// move returns the agent session to of from's user (made on first use)
+// and lets go of from's entry without ending it: the memory session from
+// was in has ended, and the chain goes on in to.
+func (s *sessions) move(from *agent.Session, to string) (*agent.Session, error) {
+	sess, err := s.get(from.UserID(), to)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byKey[from.UserID()+"\x00"+from.ID()]; ok && e.Value.(*sessionEntry).sess == from {
+		s.remove(e.Value.(*sessionEntry))
+	}
+	return sess, nil
+}
+
 // touch rearms the idle timer of sess, at the end of a request: a
 // session's idle time counts from its last answer.
 func (s *sessions) touch(sess *agent.Session) {

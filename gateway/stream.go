@@ -27,6 +27,12 @@ import (
 func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, c *chatRequest, plan *memoryPlan, model string, out emitter) {
 	loop := newToolLoop(c, plan.tool)
 	s := &sseWriter{w: w, out: out, rc: http.NewResponseController(w)}
+	started, completed := false, false
+	defer func() {
+		if started {
+			s.end(completed)
+		}
+	}()
 	for round := 0; ; round++ {
 		offer := loop.offer(round < h.cfg.MaxToolRounds)
 		resp, err := h.up.do(ctx, http.MethodPost, "chat/completions", model, c.body())
@@ -53,6 +59,7 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 			w.Header().Set(Header, plan.state.String())
 			out.streamHeader(w.Header())
 			w.WriteHeader(resp.StatusCode)
+			started = true
 		}
 		var f *callFilter
 		if offer {
@@ -67,6 +74,7 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 			return
 		}
 		if f == nil || !f.held {
+			completed = true
 			return
 		}
 		if !loop.run(ctx, a, a.message()) {
@@ -114,6 +122,15 @@ func (s *sseWriter) send(line []byte) {
 	if !s.gone && s.out.event(s.w, line) != nil {
 		s.gone = true
 	}
+}
+
+// end closes the door's answer and flushes it.
+func (s *sseWriter) end(completed bool) {
+	if s.gone {
+		return
+	}
+	s.out.end(s.w, completed)
+	s.flush()
 }
 
 func (s *sseWriter) flush() {

@@ -114,9 +114,10 @@ func TestOfficialMCPSDK(t *testing.T) {
 
 // runE2E starts the server over HTTPS with an API key (on SQLite, or on what
 // environment configures) and runs the Node script of e2e/ against it; pkg
-// is the npm package under e2e/node_modules the script needs. It returns
+// is the npm package under e2e/node_modules the script needs; flags are
+// added to the server's command line. It returns
 // the script's output and the server's log, and stops the server.
-func runE2E(t *testing.T, environment map[string]string, script, pkg string) (out, serverLog string) {
+func runE2E(t *testing.T, environment map[string]string, script, pkg string, flags ...string) (out, serverLog string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		unavailable(t, "Node.js not found")
@@ -138,8 +139,8 @@ func runE2E(t *testing.T, environment map[string]string, script, pkg string) (ou
 		vars[k] = v
 	}
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(tmp, "m.db"), "-tls-cert", certFile, "-tls-key", keyFile},
-			env(vars), logs, listening)
+		args := []string{"-addr", "127.0.0.1:0", "-db", filepath.Join(tmp, "m.db"), "-tls-cert", certFile, "-tls-key", keyFile}
+		done <- run(ctx, append(args, flags...), env(vars), logs, listening)
 	}()
 	var addr string
 	select {

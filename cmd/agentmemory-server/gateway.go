@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/stack"
@@ -20,6 +21,7 @@ type gatewayFlags struct {
 	store    *string
 	upstream *string
 	tool     *bool
+	idle     *time.Duration
 }
 
 func newGatewayFlags(fs *flag.FlagSet) *gatewayFlags {
@@ -28,6 +30,7 @@ func newGatewayFlags(fs *flag.FlagSet) *gatewayFlags {
 		store:    fs.String("gateway-store", "gateway", "the memory store whose scopes are the gateway's users (created if missing)"),
 		upstream: fs.String("gateway-upstream", "", "base URL of the OpenAI-compatible server the gateway forwards to (with its /v1; key from OPENAI_API_KEY), instead of the configured model endpoint"),
 		tool:     fs.Bool("gateway-retrieval-tool", false, "also offer the model retrieve_user_facts, run by the gateway unseen by the client"),
+		idle:     fs.Duration("gateway-idle-timeout", gateway.DefaultIdleTimeout, "end a gateway user's session after this long without a request (its summary is written then)"),
 	}
 }
 
@@ -75,7 +78,7 @@ func startGateway(ctx context.Context, fs *flag.FlagSet, f *gatewayFlags, lookup
 	if err != nil {
 		return nil, nil, fmt.Errorf("-gateway-store %q: %w", *f.store, err)
 	}
-	gw, err := gateway.New(ctx, gateway.Config{Memory: mem, Upstream: up, RetrievalTool: *f.tool, Logger: logger})
+	gw, err := gateway.New(ctx, gateway.Config{Memory: mem, Upstream: up, RetrievalTool: *f.tool, IdleTimeout: *f.idle, Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
