@@ -80,11 +80,26 @@ type heldClaim struct {
 }
 
 // claim takes update id for this replica if it is due, active, not
-// being accepted, and not claimed by another replica whose claim is
-// unexpired: one read and one ETag-guarded write of its record, then the
+// being accepted, and not claimed by a replica whose claim is unexpired
+// (or by this one before it restarted, under the same ReplicaID): one read and one ETag-guarded write of its record, then the
 // marker's due time moved to the claim's expiry. It returns nil when the
 // update is not to be claimed (another replica won the write).
 func (s *Service) claim(ctx context.Context, id string) (*heldClaim, error) {
+	// One claim of an update at a time in this replica (its poller and
+	// a timer may try together), and none of one it holds.
+	s.mu.Lock()
+	_, held := s.held[id]
+	if held || s.claiming[id] {
+		s.mu.Unlock()
+		return nil, nil
+	}
+	s.claiming[id] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.claiming, id)
+		s.mu.Unlock()
+	}()
 	k := updateKey(id)
 	var rec updateRecord
 	etag, err := s.getRecord(ctx, k, &rec)
@@ -107,17 +122,12 @@ func (s *Service) claim(ctx context.Context, id string) (*heldClaim, error) {
 	}
 	takeover := false
 	if c := rec.Claim; c != nil {
-		s.mu.Lock()
-		_, mine := s.held[id]
-		s.mu.Unlock()
-		if mine {
-			return nil, nil
-		}
-		if c.Holder != s.cfg.ReplicaID && now.Before(c.Until) {
+		earlierLife := c.Holder == s.cfg.ReplicaID && c.Since.Before(s.started)
+		if !earlierLife && now.Before(c.Until) {
 			s.mark(ctx, id, c.Until) // not due before then
 			return nil, nil
 		}
-		// Expired, or this replica's from before a restart.
+		// Expired, or this replica's from before it restarted.
 		takeover = true
 		if n := len(rec.Claims); n > 0 && rec.Claims[n-1].End == "" {
 			rec.Claims[n-1].End, rec.Claims[n-1].EndedAt = claimExpired, c.Until
@@ -144,6 +154,9 @@ func (s *Service) claim(ctx context.Context, id string) (*heldClaim, error) {
 	s.mark(ctx, id, rec.Claim.Until)
 	runCtx, cancel := context.WithCancel(s.runCtx)
 	h := &heldClaim{rec: &rec, etag: etag, ctx: runCtx, cancel: cancel, stopped: make(chan struct{})}
+	s.mu.Lock()
+	s.held[id] = h
+	s.mu.Unlock()
 	go s.renewLoop(h)
 	return h, nil
 }
@@ -205,7 +218,7 @@ func (s *Service) renewLoop(h *heldClaim) {
 		until := s.cfg.Now().Add(s.cfg.LeaseTTL)
 		err := s.write(ctx, h, true, func(r *updateRecord) { r.Claim.Until = until })
 		if err == nil {
-			s.mark(ctx, h.rec.ID, until)
+			s.markHeld(ctx, h, until)
 			s.renewScopeLease(ctx, h)
 		}
 		cancel()
@@ -247,10 +260,21 @@ func (s *Service) letGo(h *heldClaim) {
 		s.log.Warn("memoryservice: handing back a claim on an update; it expires instead", "update", h.rec.ID, "err", err)
 		return
 	}
+	s.markHeld(ctx, h, now)
 	h.mu.Lock()
 	h.done = true
 	h.mu.Unlock()
-	s.mark(ctx, h.rec.ID, now)
+}
+
+// markHeld is mark for a held update, unless its outcome is written
+// (its marker dropped): the marker's writes and its drop are made under
+// h.mu, in order.
+func (s *Service) markHeld(ctx context.Context, h *heldClaim, at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.done {
+		s.mark(ctx, h.rec.ID, at)
+	}
 }
 
 // closeClaim ends the open entry of r's claim history as end, at at.
@@ -323,12 +347,6 @@ func (s *Service) poll(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		s.mu.Lock()
-		_, mine := s.held[id]
-		s.mu.Unlock()
-		if mine {
-			continue
-		}
 		h, err := s.claim(ctx, id)
 		if err != nil {
 			errs = append(errs, err)
@@ -378,7 +396,6 @@ func (s *Service) enqueueRun(h *heldClaim) bool {
 		s.letGo(h)
 		return false
 	}
-	s.held[h.rec.ID] = h
 	s.runQueue = append(s.runQueue, h)
 	if s.workers < s.cfg.UpdateWorkers {
 		s.workers++

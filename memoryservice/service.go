@@ -185,11 +185,13 @@ type Service struct {
 	// held are the claims this replica holds, by update id: running or
 	// waiting in runQueue.
 	held     map[string]*heldClaim
-	stopPoll chan struct{} // closed by Close
-	pollDone chan struct{} // closed when the poll loop has returned
-	nudge    chan struct{} // a poll now (a worker is free, an update is due)
-	sweeping bool          // this replica holds the sweep's lease
-	dying    bool          // test hook: stop without handing claims back
+	claiming map[string]bool // updates being claimed
+	started  time.Time       // claims of this ReplicaID since are this process's
+	stopPoll chan struct{}   // closed by Close
+	pollDone chan struct{}   // closed when the poll loop has returned
+	nudge    chan struct{}   // a poll now (a worker is free, an update is due)
+	sweeping bool            // this replica holds the sweep's lease
+	dying    bool            // test hook: stop without handing claims back
 	replicaCounters
 }
 
@@ -211,7 +213,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 		providers: map[string]*provider.MemoryProvider{}, local: map[string]*localUpdate{},
 		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, runCtx: runCtx, cancelRun: cancel,
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{}),
-		held: map[string]*heldClaim{}, stopPoll: make(chan struct{}), pollDone: make(chan struct{}), nudge: make(chan struct{}, 1)}
+		held: map[string]*heldClaim{}, claiming: map[string]bool{}, started: cfg.Now(), stopPoll: make(chan struct{}), pollDone: make(chan struct{}), nudge: make(chan struct{}, 1)}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.routes()
 	if err := s.migrate(ctx); err != nil {

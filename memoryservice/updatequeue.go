@@ -75,7 +75,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	if err != nil {
 		return updateResponse{}, err
 	}
-	var oldMeter *usage.Meter // the superseded update's, if accepted here
+	var oldMeter *usage.Meter    // the superseded update's, if accepted here
 	ownSession := func() error { // the session continued is not to be
 		rec.SessionID, rec.Turns, rec.Spent, rec.Reopened = newID("mss_"), 0, nil, false
 		etag, err = s.writeRecord(ctx, updateKey(rec.ID), etag, now, true, rec)

@@ -36,7 +36,7 @@ type updateRecord struct {
 	// Before maps the scope's memory items (id to the nanosecond of their
 	// last write) as the run began, so a run resumed after a crash lists
 	// what the whole run did.
-	Before map[string]int64 `json:"before_ns,omitempty"`
+	Before map[string]int64 `json:"before_ns"` // not omitempty: an empty map (a scope that had none) is not nil
 	Result *updateResult    `json:"result,omitempty"`
 	Error  *apiError        `json:"error,omitempty"`
 	// Accepting marks an update whose acceptance is not finished (its

@@ -93,13 +93,24 @@ func (s *Service) run(ctx context.Context, h *heldClaim) {
 			s.finish(ctx, h, err)
 			return
 		}
-		if _, err := p.EndSession(ctx, sess); err != nil {
-			s.finish(ctx, h, fmt.Errorf("end the memory session: %w", err))
-			return
-		}
-		if err := p.Flush(ctx); err != nil { // session reflection
-			s.finish(ctx, h, fmt.Errorf("reflection: %w", err))
-			return
+		if s.sessionCompleted(ctx, userID, rec.SessionID) {
+			// Ended by an earlier claim of this update, whose holder
+			// died before writing the outcome: its reflection, if that
+			// did not happen, is what is left to do (idempotent: only
+			// sessions still pending are reflected).
+			if _, err := p.Reflector().ReflectPending(ctx, userID); err != nil {
+				s.finish(ctx, h, fmt.Errorf("reflection: %w", err))
+				return
+			}
+		} else {
+			if _, err := p.EndSession(ctx, sess); err != nil {
+				s.finish(ctx, h, fmt.Errorf("end the memory session: %w", err))
+				return
+			}
+			if err := p.Flush(ctx); err != nil { // session reflection
+				s.finish(ctx, h, fmt.Errorf("reflection: %w", err))
+				return
+			}
 		}
 		if def.profileEnabled() {
 			if _, err := p.Reflector().ReflectLongTerm(ctx, userID); err != nil {
@@ -216,8 +227,8 @@ func (s *Service) store(ctx context.Context, h *heldClaim, change func(*updateRe
 	}
 	h.mu.Lock()
 	h.done = true
-	h.mu.Unlock()
 	s.unmark(ctx, h.rec.ID)
+	h.mu.Unlock()
 	s.dropTimer(h.rec.ID)
 }
 

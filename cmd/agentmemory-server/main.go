@@ -130,6 +130,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	rate := fs.Float64("rate-limit", memoryservice.DefaultRateLimit, "requests a second per API key (without keys: for all requests); negative for no limit")
 	burst := fs.Int("rate-burst", memoryservice.DefaultRateBurst, "requests per API key in a burst above -rate-limit")
 	workers := fs.Int("update-workers", memoryservice.DefaultUpdateWorkers, "how many memory updates run at once; the others due wait their turn")
+	poll := fs.Duration("poll-interval", memoryservice.DefaultPollInterval, "how often this replica looks in the store for due memory updates to claim (one query each)")
+	leaseTTL := fs.Duration("lease-ttl", memoryservice.DefaultLeaseTTL, "how long a replica's claim on a running update lasts unrenewed: a dead replica's update is taken over after it")
+	replicaID := fs.String("replica-id", "", "this replica's name in the claims it takes (letters, digits, '-', '_', '.'); empty: a random one at each start")
 	limits := connFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -145,6 +148,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	if *sweep <= 0 || *retention <= 0 {
 		return errors.New("-sweep-interval and -update-retention must be positive")
+	}
+	if *poll <= 0 || *leaseTTL <= 0 {
+		return errors.New("-poll-interval and -lease-ttl must be positive")
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return errors.New("-tls-cert and -tls-key go together")
@@ -189,7 +195,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	defer st.Close()
 	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
 		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey,
-		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst, UpdateWorkers: *workers})
+		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst, UpdateWorkers: *workers,
+		PollInterval: *poll, LeaseTTL: *leaseTTL, ReplicaID: *replicaID})
 	if err != nil {
 		return err
 	}
