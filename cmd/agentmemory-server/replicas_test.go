@@ -63,7 +63,7 @@ func startReplicaProc(t *testing.T, bin, db, id string, poll, lease time.Duratio
 	cmd := exec.Command(bin, "-addr", addr, "-db", db, "-offline", "-replica-id", id, "-rate-limit", "-1",
 		"-poll-interval", poll.String(), "-lease-ttl", lease.String())
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")} // no model or store settings
-	logs, err := os.Create(filepath.Join(logDir(t), id+".log"))
+	logs, err := os.Create(filepath.Join(logDir(t), fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano())))
 	require.NoError(t, err)
 	cmd.Stderr, cmd.Stdout = logs, logs
 	require.NoError(t, cmd.Start())
@@ -188,6 +188,12 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 					doc, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".updates."+hash, "update."+id)
 					require.NoError(t, err)
 					t.Logf("unfinished %s: %s", id, doc.Summary)
+					m, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".active", "update."+id)
+					if err == nil {
+						t.Logf("its marker: due %v", m.StartTime)
+					} else {
+						t.Logf("its marker: %v", err)
+					}
 				}
 			}
 			st.Close()
