@@ -54,7 +54,12 @@ const acceptGrace = time.Minute
 
 // errClaimLost reports a claim this replica no longer holds: it expired
 // and another replica took the update over, or the update was deleted.
-var errClaimLost = errors.New("memoryservice: claim on the update lost")
+// errClaimEnded reports one this replica ended itself (the outcome
+// written, or the claim handed back).
+var (
+	errClaimLost  = errors.New("memoryservice: claim on the update lost")
+	errClaimEnded = errors.New("memoryservice: claim on the update ended")
+)
 
 // replicaCounters are what QueueStats reports of this replica's claims.
 type replicaCounters struct {
@@ -168,8 +173,8 @@ func (s *Service) claim(ctx context.Context, id string) (*heldClaim, error) {
 func (s *Service) write(ctx context.Context, h *heldClaim, active bool, change func(*updateRecord)) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.done {
-		return errClaimLost
+	if h.done || h.rec.Claim == nil { // the outcome written, or handed back
+		return errClaimEnded
 	}
 	k := updateKey(h.rec.ID)
 	since := h.rec.Claim.Since
@@ -222,6 +227,9 @@ func (s *Service) renewLoop(h *heldClaim) {
 			s.renewScopeLease(ctx, h)
 		}
 		cancel()
+		if errors.Is(err, errClaimEnded) {
+			return
+		}
 		if errors.Is(err, errClaimLost) {
 			s.log.Warn("memoryservice: claim on an update lost (expired and taken over, or deleted): its run stops", "update", h.rec.ID)
 			return

@@ -347,3 +347,21 @@ func TestQueueStatsCountsTheQueue(t *testing.T) {
 	assert.Equal(t, 2, qs.Depth)
 	assert.WithinDuration(t, clk.Now().Add(-30*time.Second), qs.OldestDue, 2*time.Second, "gina's, due 30 s ago")
 }
+
+// A held claim's outcome, once written, ends it: a renewal that comes
+// after is refused, not applied to a record that no longer has a claim.
+func TestAnEndedClaimRefusesMoreWrites(t *testing.T) {
+	clk := &clock{}
+	s := start(t, dbPath(t), Config{Now: clk.Now})
+	s.createStore("support", nil)
+	id := s.update("support", "ivy", 60, "I drink espresso.")
+	require.NoError(t, s.svc.Close(context.Background())) // no poller to claim it first
+	clk.Add(2 * time.Minute)
+	h, err := s.svc.claim(context.Background(), id)
+	require.NoError(t, err)
+	require.NotNil(t, h)
+	s.svc.store(context.Background(), h, func(r *updateRecord) { r.Status = statusCompleted })
+	err = s.svc.write(context.Background(), h, true, func(r *updateRecord) { r.Claim.Until = clk.Now() })
+	assert.ErrorIs(t, err, errClaimEnded)
+	assert.Equal(t, statusCompleted, s.record(id).Status)
+}
