@@ -346,23 +346,34 @@ func (s *Service) poll(ctx context.Context) error {
 		return err
 	}
 	slices.SortFunc(due, func(a, b *store.Session) int { return a.StartTime.Compare(b.StartTime) })
-	var errs []error
-	for _, d := range due {
-		if free <= 0 || ctx.Err() != nil {
-			break
+	// Claimed a batch at a time, the batch's claims at once: a replica
+	// with several workers free starts them together.
+	var (
+		mu   sync.Mutex
+		errs []error
+	)
+	for len(due) > 0 && free > 0 && ctx.Err() == nil {
+		batch := due[:min(free, len(due))]
+		due = due[len(batch):]
+		var wg sync.WaitGroup
+		for _, d := range batch {
+			id, ok := strings.CutPrefix(d.ID, "update.")
+			if !ok {
+				continue
+			}
+			wg.Go(func() {
+				h, err := s.claim(ctx, id)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if h != nil && s.enqueueRun(h) {
+					free--
+				}
+			})
 		}
-		id, ok := strings.CutPrefix(d.ID, "update.")
-		if !ok {
-			continue
-		}
-		h, err := s.claim(ctx, id)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if h != nil && s.enqueueRun(h) {
-			free--
-		}
+		wg.Wait()
 	}
 	return errors.Join(errs...)
 }
