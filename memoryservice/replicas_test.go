@@ -80,7 +80,7 @@ func replica(t *testing.T, open opener, id string, g *gate, cfg Config) *server 
 	require.NoError(t, err)
 	cfg.Chat, cfg.Mini, cfg.Embedder = chat, chat, emb
 	cfg.ReplicaID, cfg.RateLimit = id, -1
-	if os.Getenv("REPLICA_LOGS") != "" {
+	if os.Getenv("REPLICA_LOGS") != "" { // to see a failing replica test's claims as they happen
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", id)
 	}
 	if cfg.PollInterval == 0 {
