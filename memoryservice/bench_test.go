@@ -2,6 +2,7 @@ package memoryservice
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // post sends one JSON request and checks its status, returning its time.
@@ -105,10 +108,9 @@ func BenchmarkUpdateMemories(b *testing.B) {
 			})
 			flushStart := time.Now()
 			for {
-				s.svc.mu.Lock()
-				n := len(s.svc.pending)
-				s.svc.mu.Unlock()
-				if n == 0 {
+				qs, err := s.svc.QueueStats(context.Background())
+				require.NoError(b, err)
+				if qs.Depth == 0 {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)

@@ -19,7 +19,7 @@
 // procedural items, in a store with procedural_memory_enabled, its
 // insights of ProceduralCategory. search_memories is agentmemory's
 // retrieval; with previous_search_id it continues an earlier search,
-// whose conversation is kept in memory for Config.SearchTTL. delete_scope
+// whose conversation is kept in the store for Config.SearchTTL. delete_scope
 // is provider.MemoryProvider.ForgetUser; a forget that could not be
 // logged or erased from the store's files is a retryable 503, and the
 // retry (or the sweep) completes it. A store's default_ttl_seconds
@@ -35,9 +35,25 @@
 // items it created, updated and deleted, and the tokens its model calls
 // spent. An update of the scope while one is queued supersedes it and
 // continues its session. At most Config.UpdateWorkers updates run at
-// once; the others due wait their turn. Records are kept in the store, so an accepted
-// update completes after a restart; a finished one's is deleted after
-// Config.UpdateRetention.
+// once on a replica; the others due wait their turn. Records are kept in
+// the store, so an accepted update completes after a restart; a finished
+// one's is deleted after Config.UpdateRetention.
+//
+// # Replicas
+//
+// Any number of Services (processes) can serve one store: every piece of
+// coordination is a document in the store, written under an ETag. Each
+// replica polls the markers of the updates due every Config.PollInterval
+// and claims one with a write of its record naming the replica
+// (Config.ReplicaID) until Config.LeaseTTL from now, renewed while the
+// update runs; a claim that expires (its replica died) is taken over by
+// another replica, and Close hands back the claims of the runs it cuts
+// short. A run holds the scope's lease (package lease), so no two
+// replicas write a scope's memories at once; an accept supersedes the
+// scope's queued update, which the scope's queue record names, whichever
+// replica accepted it; search records are kept in the store; one replica
+// at a time sweeps. An update run twice (its first holder died mid-run)
+// makes its memories once. QueueStats reports the queue.
 //
 // # Keys and limits
 //
@@ -56,5 +72,6 @@
 // Errors are answered in the API's shape, {"error": {"code", "message",
 // "param", "type"}}; an internal failure is a 500 that names nothing of
 // it, and is logged. Close leaves queued updates queued in the store and
-// waits for those running; one cut short resumes at the next start.
+// waits for those running; one cut short is handed back, and any replica
+// runs it again.
 package memoryservice

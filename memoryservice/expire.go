@@ -43,8 +43,10 @@ func expired(t, cutoff time.Time) bool {
 	return !cutoff.IsZero() && t.Before(cutoff)
 }
 
-// sweepLoop removes expired memories every interval until the service
-// closes.
+// sweepLoop sweeps every interval until the service closes: this
+// replica's forgets left incomplete, and, on the one replica that holds
+// the sweep's lease, the store's expired memories, search records and
+// finished updates.
 func (s *Service) sweepLoop(interval time.Duration) {
 	defer close(s.sweepDone)
 	tick := time.NewTicker(interval)
@@ -54,10 +56,64 @@ func (s *Service) sweepLoop(interval time.Duration) {
 		case <-s.stopSweep:
 			return
 		case <-tick.C:
+			s.dropStaleLocal()
 			if err := s.sweep(s.runCtx); err != nil {
 				s.log.Warn("memoryservice: removing expired memories", "err", err)
 			}
 		}
+	}
+}
+
+// sweepUser is the user whose store.UserState holds the sweep's lease,
+// in lease's format: one replica at a time sweeps the store.
+const sweepUser = RegistryUserID + ".sweep"
+
+// sweepTTL is how long the sweep's lease lasts: its holder takes it
+// again at every sweep, so it keeps it while it lives, and another
+// replica takes it within two sweep intervals of its death.
+func (s *Service) sweepTTL() time.Duration {
+	return 2*s.cfg.SweepInterval + s.cfg.LeaseTTL
+}
+
+// takeSweep takes (or extends) the sweep's lease for this replica unless
+// another holds it unexpired, and reports whether this replica holds it:
+// one read and at most one ETag-guarded write of the lease's document.
+func (s *Service) takeSweep(ctx context.Context) (bool, error) {
+	now := s.cfg.Now()
+	ok, err := store.UpdateUserState(ctx, s.st, sweepUser, func(doc *store.UserState) (bool, error) {
+		if doc.LeaseOwner != "" && doc.LeaseOwner != s.cfg.ReplicaID && now.Before(doc.LeaseUntil) {
+			return false, nil
+		}
+		doc.LeaseOwner, doc.LeaseUntil, doc.UpdatedAt = s.cfg.ReplicaID, now.Add(s.sweepTTL()).UTC(), now.UTC()
+		return true, nil
+	})
+	s.mu.Lock()
+	s.sweeping = ok
+	s.mu.Unlock()
+	return ok, err
+}
+
+// releaseSweep gives up the sweep's lease if this replica holds it (not
+// when dying: a killed process's lease expires).
+func (s *Service) releaseSweep() {
+	s.mu.Lock()
+	held := s.sweeping && !s.dying
+	s.sweeping = false
+	s.mu.Unlock()
+	if !held {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := store.UpdateUserState(ctx, s.st, sweepUser, func(doc *store.UserState) (bool, error) {
+		if doc.LeaseOwner != s.cfg.ReplicaID {
+			return false, nil
+		}
+		doc.LeaseOwner, doc.LeaseUntil = "", time.Time{}
+		return true, nil
+	})
+	if err != nil {
+		s.log.Warn("memoryservice: giving up the sweep's lease; it expires instead", "err", err)
 	}
 }
 
@@ -70,6 +126,9 @@ func (s *Service) sweep(ctx context.Context) error {
 	var errs []error
 	if _, err := s.completeUnfinished(ctx, func(*provider.Receipt) bool { return true }); err != nil {
 		errs = append(errs, err)
+	}
+	if mine, err := s.takeSweep(ctx); err != nil || !mine {
+		return errors.Join(append(errs, err)...) // another replica sweeps the store
 	}
 	// Finished updates are retired every retireEvery, not every sweep:
 	// that reads each scope's partition.
@@ -91,6 +150,9 @@ func (s *Service) sweep(ctx context.Context) error {
 			s.log.ErrorContext(ctx, "memoryservice: unreadable memory store record: its scopes are not swept", "id", d.ID, "err", err)
 			errs = append(errs, err)
 			continue
+		}
+		if err := s.sweepSearches(ctx, m.Name); err != nil {
+			errs = append(errs, err)
 		}
 		if m.ttl() <= 0 && !retire {
 			continue // nothing to do in its scopes this time
@@ -142,7 +204,10 @@ func (s *Service) expire(ctx context.Context, m *memoryStore, scope string, lock
 		return err
 	}
 	if !locked {
-		unlock := s.lockScope("run", userID)
+		unlock, err := s.lockRun(ctx, m.Name, scope)
+		if err != nil {
+			return err
+		}
 		defer unlock()
 	}
 	rc, err := p.ForgetBefore(ctx, userID, cut)

@@ -140,7 +140,10 @@ func (s *Service) updateItem(w http.ResponseWriter, r *http.Request) (memoryItem
 		return memoryItem{}, err
 	}
 	userID := UserID(def.Name, it.Scope)
-	unlock := s.lockScope("run", userID) // not while an update of the scope rewrites its memories
+	unlock, err := s.lockRun(ctx, def.Name, it.Scope) // not while an update of the scope rewrites its memories
+	if err != nil {
+		return memoryItem{}, err
+	}
 	defer unlock()
 	// Forgotten while this waited for the lock: as if never found.
 	gone := notFound("memory_id", "memory item %q not found in memory store %q", it.MemoryID, def.Name)

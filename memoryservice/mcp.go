@@ -71,7 +71,10 @@ func (s *Service) mcpScope(def *memoryStore, scope, userID string) mcp.Middlewar
 				if err := s.noteScope(ctx, def.Name, scope); err != nil {
 					return nil, err
 				}
-				unlock := s.lockScope("run", userID)
+				unlock, err := s.lockRun(ctx, def.Name, scope)
+				if err != nil {
+					return nil, err
+				}
 				defer unlock()
 			}
 			if err := s.expire(ctx, def, scope, write); err != nil {

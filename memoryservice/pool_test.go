@@ -34,7 +34,7 @@ func (f *inFlight) handle(r fakeopenai.Request) fakeopenai.Reply {
 	f.total++
 	f.max = max(f.max, f.now)
 	f.mu.Unlock()
-	time.Sleep(5 * time.Millisecond) // long enough for runs to overlap
+	time.Sleep(30 * time.Millisecond) // long enough for runs to overlap, under the race detector too
 	f.mu.Lock()
 	f.now--
 	f.mu.Unlock()

@@ -32,6 +32,10 @@ func (s *Service) providerFor(def *memoryStore) (*provider.MemoryProvider, error
 	// the update or search it was made for.
 	cfg := provider.Config{Chat: usage.Chat(chat), Mini: usage.Chat(mini), Embedder: usage.Embedder(emb), Logger: s.log, Now: s.cfg.Now,
 		DeletionLogKey: s.cfg.DeletionLogKey}
+	// A replica that dies reflecting leaves the user's reflection lease
+	// to expire as soon as its claim does (the scope's lease serialises
+	// the runs anyway), not after lease.DefaultTTL.
+	cfg.ReflectionConfig.LeaseTTL = s.cfg.LeaseTTL
 	if o := def.Definition.Options; o != nil && o.UserProfileDetails != "" {
 		cfg.ReflectionConfig.Guidance = o.UserProfileDetails
 	}

@@ -38,9 +38,15 @@ func (s *Service) getRecordFrom(doc *store.Session, v any) (string, error) {
 // a stored ETag, or "" for unconditional). active marks an unfinished
 // update.
 func (s *Service) putRecord(ctx context.Context, k recKey, etag string, created time.Time, active bool, v any) error {
+	_, err := s.writeRecord(ctx, k, etag, created, active, v)
+	return err
+}
+
+// writeRecord is putRecord returning the record's new ETag.
+func (s *Service) writeRecord(ctx context.Context, k recKey, etag string, created time.Time, active bool, v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return err
+		return "", err
 	}
 	status := store.SessionCompleted
 	if active {
@@ -48,7 +54,10 @@ func (s *Service) putRecord(ctx context.Context, k recKey, etag string, created 
 	}
 	doc := &store.Session{ID: k.id, StartTime: created, Summary: string(b), Status: status,
 		ReflectionStatus: store.ReflectionProcessed, UpdatedAt: s.cfg.Now(), ETag: etag}
-	return s.st.PutSession(ctx, k.user, doc)
+	if err := s.st.PutSession(ctx, k.user, doc); err != nil {
+		return "", err
+	}
+	return doc.ETag, nil
 }
 
 // listRecords returns the registry documents of partition user whose id

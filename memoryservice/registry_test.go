@@ -58,9 +58,10 @@ func startLogged(t *testing.T, cfg Config) (*server, *listLog) {
 }
 
 // Listing the memory stores reads the store definitions only; the sweep
-// reads each store's scopes and each scope's finished updates; delete_scope
-// reads the scope's updates only: no read returns another kind's, store's
-// or scope's records.
+// reads each store's scopes and search records and each scope's finished
+// updates; delete_scope reads the scope's updates and its store's search
+// records only: no read returns another kind's, store's or scope's
+// records.
 func TestRegistryReadsFollowTheQuestion(t *testing.T) {
 	clk := &clock{}
 	s, l := startLogged(t, Config{Now: clk.Now, SweepInterval: time.Hour, RateLimit: -1})
@@ -101,13 +102,15 @@ func TestRegistryReadsFollowTheQuestion(t *testing.T) {
 
 	clk.Add(time.Minute) // the next sweep retires nothing, and no store has a TTL: no scope is read
 	require.NoError(t, s.svc.sweep(context.Background()))
-	assert.Equal(t, []string{RegistryUserID}, keys(l.take()), "only the definitions are read within the hour")
+	assert.ElementsMatch(t, []string{RegistryUserID, searchesUser("alpha"), searchesUser("beta")}, keys(l.take()),
+		"only the definitions and each store's search records are read within the hour")
 
 	code, out, _ = s.do("POST", "/memory_stores/alpha:delete_scope", map[string]any{"scope": "alice"})
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	got = l.take()
 	for part := range got {
-		assert.Equal(t, updatesUser(scopeHash("alpha", "alice")), part, "delete_scope listed %s", part)
+		assert.Contains(t, []string{updatesUser(scopeHash("alpha", "alice")), searchesUser("alpha")}, part,
+			"delete_scope listed %s: the scope's updates, its store's searches", part)
 	}
 }
 

@@ -23,6 +23,19 @@ type scopeRecord struct {
 	Updates []updateRef `json:"updates,omitempty"`
 }
 
+// scopeQueue is a scope's queue record, in the scope's updates partition
+// (queueKey), written under ETags by the accepts of every replica.
+type scopeQueue struct {
+	// Queued is the update the scope's last accept queued: the one the
+	// next accept supersedes if no replica has claimed it yet.
+	Queued string `json:"queued,omitempty"`
+	// DeletingUntil, while in the future, marks a scope that a
+	// delete_scope is forgetting: accepts are refused (503) until then.
+	DeletingUntil time.Time `json:"deleting_until,omitzero"`
+}
+
+func queueKey(name, scope string) recKey { return recKey{updatesUser(scopeHash(name, scope)), "queue"} }
+
 // noteScope records that memory store name has scope (once).
 func (s *Service) noteScope(ctx context.Context, name, scope string) error {
 	err := s.putRecord(ctx, scopeKey(name, scope), store.CreateOnly, s.cfg.Now(), false, scopeRecord{Store: name, Scope: scope})
@@ -69,23 +82,20 @@ func (s *Service) changeScope(ctx context.Context, name, scope string, change fu
 }
 
 // deleteScopeUpdates removes a scope's update records (its partition's,
-// and the older ones its record lists) with their markers, dropping a
-// queued one from the schedule. The caller holds the scope's accept and
-// run locks.
+// and the older ones its record lists) with their markers, dropping
+// this replica's timers. The caller holds the scope's accept and run
+// locks.
 func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) error {
-	userID := UserID(name, scope)
-	s.mu.Lock()
-	if sc := s.pending[userID]; sc != nil {
-		sc.timer.Stop()
-		delete(s.pending, userID)
-	}
-	s.mu.Unlock()
 	part := updatesUser(scopeHash(name, scope))
 	docs, err := s.listRecords(ctx, part, "update.", store.SessionFilter{})
 	if err != nil {
 		return err
 	}
+	if err := s.deleteRecord(ctx, queueKey(name, scope)); err != nil {
+		return err
+	}
 	for _, d := range docs {
+		s.dropTimer(strings.TrimPrefix(d.ID, "update."))
 		if err := s.deleteRecord(ctx, activeKey(strings.TrimPrefix(d.ID, "update."))); err != nil {
 			return err
 		}
@@ -151,14 +161,24 @@ func (s *Service) forgetScope(ctx context.Context, name, scope string) error {
 		return err
 	}
 	userID := UserID(name, scope)
-	// Its searches go whatever else fails, and one still running records
-	// nothing.
-	defer s.searches.drop(name, scope, false, s.cfg.Now())
-	// Not while an update of the scope is accepted or runs.
+	// Not while an update of the scope is accepted or runs, on any
+	// replica: this replica's accepts wait, other replicas' are refused
+	// while the scope's record says it is being deleted, and one under
+	// way is waited for; the runs hold the scope's lease.
 	unlockAccept := s.lockScope("accept", userID)
 	defer unlockAccept()
-	unlockRun := s.lockScope("run", userID)
+	unlockRun, err := s.lockRun(ctx, name, scope)
+	if err != nil {
+		return err
+	}
 	defer unlockRun()
+	if err := s.markDeleting(ctx, name, scope); err != nil {
+		return err
+	}
+	// Its searches go first, so that erasing the scope erases them too.
+	if err := s.dropSearches(ctx, name, scope); err != nil {
+		return err
+	}
 	completed, err := s.completeUnfinished(ctx, ofUser(userID))
 	if err != nil {
 		s.log.ErrorContext(ctx, "memoryservice: a forget of the scope is still not complete", "store", name, "err", err)
@@ -218,3 +238,55 @@ func (s *Service) scopeHolds(ctx context.Context, name, scope string) (bool, err
 	its, err := s.st.ListInteractions(ctx, userID, store.InteractionFilter{Limit: 1})
 	return len(its) > 0, err
 }
+
+// markDeleting marks a scope's queue record as being deleted, refusing
+// other replicas' accepts for deleteWindow, and waits for the accept the
+// record names to finish if it has not (one under way on another
+// replica), up to acceptGrace.
+func (s *Service) markDeleting(ctx context.Context, name, scope string) error {
+	k := queueKey(name, scope)
+	var queued string
+	for attempt := 0; ; attempt++ {
+		var q scopeQueue
+		etag, err := s.getRecord(ctx, k, &q)
+		if errors.Is(err, store.ErrNotFound) {
+			etag = store.CreateOnly
+		} else if err != nil {
+			return err
+		}
+		queued, q.DeletingUntil = q.Queued, s.cfg.Now().Add(deleteWindow)
+		err = s.putRecord(ctx, k, etag, s.cfg.Now(), false, q)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrConflict) || attempt == maxScopeAttempts {
+			return err
+		}
+	}
+	if queued == "" {
+		return nil
+	}
+	for wait := time.Now().Add(acceptGrace); ; {
+		var rec updateRecord
+		_, err := s.getRecord(ctx, updateKey(queued), &rec)
+		if !rec.Accepting && (err == nil || errors.Is(err, store.ErrNotFound)) {
+			return nil // accepted, or never written (an accept that failed)
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if time.Now().After(wait) || s.cfg.Now().Sub(rec.CreatedAt) >= acceptGrace {
+			return nil // left by a replica that died accepting it
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// deleteWindow is how long a delete_scope refuses the scope's accepts on
+// other replicas, at most: the deletion removes the scope's record
+// (ending it) when done.
+const deleteWindow = time.Minute

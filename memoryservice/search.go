@@ -53,7 +53,7 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request) (search
 	}
 	meter := &usage.Meter{}
 	ctx := usage.WithMeter(r.Context(), meter)
-	began, startedAt := s.searches.begin(), s.cfg.Now()
+	startedAt := s.cfg.Now()
 	def, _, err := s.loadStore(ctx, name)
 	if err != nil {
 		return searchResponse{}, err
@@ -66,13 +66,16 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request) (search
 	// continues.
 	var earlier []prompts.Turn
 	if req.PreviousSearchID != "" {
-		prev, ok := s.searches.get(req.PreviousSearchID, startedAt)
+		prev, ok, err := s.getSearch(ctx, name, req.PreviousSearchID, startedAt)
+		if err != nil {
+			return searchResponse{}, err
+		}
 		// A store whose memories expire sooner expires its searches too.
-		if !ok || prev.store != name || prev.scope != req.Scope || expired(prev.at, s.cutoff(def)) {
-			return searchResponse{}, badRequest("previous_search_id", "%.80q is not a search of this scope of memory store %q still kept (searches are kept %v, in the server's memory, and not across restarts); search again without it",
+		if !ok || prev.Scope != req.Scope || expired(prev.At, s.cutoff(def)) {
+			return searchResponse{}, badRequest("previous_search_id", "%.80q is not a search of this scope of memory store %q still kept (searches are kept %v); search again without it",
 				req.PreviousSearchID, name, s.cfg.SearchTTL)
 		}
-		earlier = prev.turns
+		earlier = prev.turns()
 	}
 	top := defaultSearchMemories
 	if req.Options != nil && req.Options.MaxMemories != nil {
@@ -89,6 +92,12 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request) (search
 	for _, m := range msgs {
 		said = append(said, prompts.Turn{Role: string(m.Role), Text: m.Text})
 	}
+	// Kept before the search reads anything: a delete_scope that begins
+	// after this finds it.
+	id := newID("memsearch_")
+	if err := s.putSearch(ctx, name, id, req.Scope, append(slices.Clone(earlier), said...), startedAt); err != nil {
+		return searchResponse{}, err
+	}
 	var found []memoryItem
 	if len(said) == 0 {
 		found, err = s.staticItems(ctx, def, req.Scope, top)
@@ -102,9 +111,6 @@ func (s *Service) searchMemories(w http.ResponseWriter, r *http.Request) (search
 	for _, it := range found {
 		out = append(out, searchFound{MemoryItem: it})
 	}
-	id := newID("memsearch_")
-	s.searches.put(id, &searchRecord{store: name, scope: req.Scope, at: startedAt,
-		turns: append(slices.Clone(earlier), said...)}, began)
 	return searchResponse{SearchID: id, Memories: out, Usage: usageOf(meter)}, nil
 }
 

@@ -1,12 +1,15 @@
 package memoryservice
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentmemory/agentmemory/prompts"
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // Defaults of the search records that previous_search_id continues.
@@ -24,115 +27,104 @@ const (
 
 // searchRecord is what a search leaves for a later one to continue: whose
 // it was and the conversation it was given, earlier searches' included.
+// It is kept in the store (searchKey), so that a search continues on any
+// replica; the sweep deletes it after Config.SearchTTL, and the oldest
+// of a memory store's beyond Config.MaxSearches.
 type searchRecord struct {
-	store, scope string
-	turns        []prompts.Turn
-	at           time.Time
+	Scope string       `json:"scope"`
+	Turns []searchTurn `json:"turns"`
+	At    time.Time    `json:"at"`
 }
 
-// searchLog keeps the recent searches in memory, for previous_search_id:
-// each for a TTL, at most max of them (the oldest go first). A restart
-// forgets them. Forgetting a scope or a store drops its records, and a
-// search still running when its scope is forgotten records nothing.
-type searchLog struct {
-	ttl time.Duration
-	max int
-
-	mu    sync.Mutex
-	byID  map[string]*searchRecord
-	order []string // ids, oldest first; may name records dropped since
-	// seq counts the drops; dropped holds, for a scope ("store\x00scope")
-	// or a store ("store\x00"), the seq of its last drop and its time.
-	seq     uint64
-	dropped map[string]dropMark
+type searchTurn struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
 }
 
-type dropMark struct {
-	seq uint64
-	at  time.Time
-}
+// searchesUser is the partition of memory store name's search records.
+func searchesUser(name string) string { return RegistryUserID + ".searches." + name }
 
-func newSearchLog(ttl time.Duration, max int) *searchLog {
-	return &searchLog{ttl: ttl, max: max, byID: map[string]*searchRecord{}, dropped: map[string]dropMark{}}
-}
+func searchKey(name, id string) recKey { return recKey{searchesUser(name), "search." + id} }
 
-// begin marks the start of a search, for put.
-func (l *searchLog) begin() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.seq
-}
-
-// get returns search id if it is kept (younger than the TTL at now).
-func (l *searchLog) get(id string, now time.Time) (*searchRecord, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r, ok := l.byID[id]
-	if !ok || now.Sub(r.at) >= l.ttl {
-		return nil, false
+// putSearch keeps search id of memory store name, its conversation
+// bounded (boundTurns).
+func (s *Service) putSearch(ctx context.Context, name, id, scope string, turns []prompts.Turn, at time.Time) error {
+	r := searchRecord{Scope: scope, At: at}
+	for _, t := range boundTurns(turns) {
+		r.Turns = append(r.Turns, searchTurn{Role: t.Role, Text: t.Text})
 	}
-	return r, true
+	if err := s.putRecord(ctx, searchKey(name, id), store.CreateOnly, at, false, r); err != nil {
+		return fmt.Errorf("memoryservice: keep the search: %w", err)
+	}
+	return nil
 }
 
-// put keeps r under id unless r's scope or store was forgotten since
-// began (begin's mark at the start of the search that made it).
-func (l *searchLog) put(id string, r *searchRecord, began uint64) {
-	r.turns = boundTurns(r.turns)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, k := range []string{r.store + "\x00", r.store + "\x00" + r.scope} {
-		if d, ok := l.dropped[k]; ok && d.seq > began {
-			return
-		}
+// getSearch returns search id of memory store name if it is kept and
+// younger than Config.SearchTTL at now; ok is false otherwise.
+func (s *Service) getSearch(ctx context.Context, name, id string, now time.Time) (r *searchRecord, ok bool, err error) {
+	if store.CheckID("previous_search_id", "search."+id) != nil {
+		return nil, false, nil
 	}
-	// The oldest go first: expired ones, then any over the cap.
-	n := 0
-	for _, old := range l.order {
-		rec, ok := l.byID[old]
-		if !ok {
-			n++
+	r = &searchRecord{}
+	_, err = s.getRecord(ctx, searchKey(name, id), r)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if now.Sub(r.At) >= s.cfg.SearchTTL {
+		return nil, false, nil
+	}
+	return r, true, nil
+}
+
+func (r *searchRecord) turns() []prompts.Turn {
+	out := make([]prompts.Turn, len(r.Turns))
+	for i, t := range r.Turns {
+		out[i] = prompts.Turn{Role: t.Role, Text: t.Text}
+	}
+	return out
+}
+
+// dropSearches deletes the search records of a scope of memory store
+// name, or of every scope when scope is "".
+func (s *Service) dropSearches(ctx context.Context, name, scope string) error {
+	docs, err := s.listRecords(ctx, searchesUser(name), "search.", store.SessionFilter{})
+	if err != nil {
+		return fmt.Errorf("memoryservice: the searches to forget: %w", err)
+	}
+	for _, d := range docs {
+		var r searchRecord
+		if _, err := s.getRecordFrom(d, &r); err == nil && scope != "" && r.Scope != scope {
 			continue
 		}
-		if r.at.Sub(rec.at) < l.ttl && len(l.byID) < l.max {
-			break
+		if err := s.deleteRecord(ctx, recKey{searchesUser(name), d.ID}); err != nil {
+			return fmt.Errorf("memoryservice: forget a search: %w", err)
 		}
-		delete(l.byID, old)
-		n++
 	}
-	l.order = append(l.order[n:], id)
-	l.byID[id] = r
-	if len(l.order) > 2*l.max { // ids of dropped records pile up: compact
-		live := l.order[:0]
-		for _, k := range l.order {
-			if _, ok := l.byID[k]; ok {
-				live = append(live, k)
-			}
-		}
-		l.order = live
-	}
+	return nil
 }
 
-// drop forgets the searches of a scope of memory store name, or of
-// every scope when all is set.
-func (l *searchLog) drop(name, scope string, all bool, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	key := name + "\x00" + scope
-	if all {
-		key = name + "\x00"
+// sweepSearches deletes memory store name's search records older than
+// Config.SearchTTL, and the oldest beyond Config.MaxSearches: one query
+// of the store's search records.
+func (s *Service) sweepSearches(ctx context.Context, name string) error {
+	docs, err := s.listRecords(ctx, searchesUser(name), "search.", store.SessionFilter{})
+	if err != nil {
+		return err
 	}
-	for k, d := range l.dropped { // a search running longer than the TTL is not kept anyway
-		if now.Sub(d.at) > l.ttl {
-			delete(l.dropped, k)
+	cut := s.cfg.Now().Add(-s.cfg.SearchTTL)
+	var errs []error
+	for i, d := range docs { // newest first
+		if i < s.cfg.MaxSearches && !d.StartTime.Before(cut) {
+			continue
+		}
+		if err := s.deleteRecord(ctx, recKey{searchesUser(name), d.ID}); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	l.seq++
-	l.dropped[key] = dropMark{seq: l.seq, at: now}
-	for id, r := range l.byID {
-		if r.store == name && (all || r.scope == scope) {
-			delete(l.byID, id)
-		}
-	}
+	return errors.Join(errs...)
 }
 
 // boundTurns keeps the newest turns within maxSearchTurns and

@@ -1,6 +1,7 @@
 package memoryservice
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -99,8 +100,8 @@ func TestForgettingDropsTheSearches(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, code, "a new store of the same name has none of the old one's: %v", out)
 }
 
-// Searches are kept for Config.SearchTTL and at most Config.MaxSearches
-// of them, the oldest dropped first.
+// Searches are kept for Config.SearchTTL and, after a sweep, at most
+// Config.MaxSearches of them per memory store, the oldest dropped first.
 func TestSearchesAreKeptForALimitedTimeAndNumber(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -117,38 +118,12 @@ func TestSearchesAreKeptForALimitedTimeAndNumber(t *testing.T) {
 	assert.Contains(t, out["error"].(map[string]any)["message"], "kept")
 
 	b, _ := s.searchID("travel", "bob", "", "Porto")
-	c, _ := s.searchID("travel", "carol", "", "Faro") // the third: a2 goes
+	c, _ := s.searchID("travel", "carol", "", "Faro") // the third: a2 goes at the sweep
+	require.NoError(t, s.svc.sweep(context.Background()))
 	code, _ = s.searchWith("travel", "alice", a2, "And then?")
 	assert.Equal(t, http.StatusBadRequest, code, "dropped for the cap")
 	s.searchID("travel", "bob", b, "And then?")
 	s.searchID("travel", "carol", c, "And then?")
-}
-
-// A search that began before its scope was forgotten records nothing;
-// one that began after does.
-func TestASearchRunningAcrossAForgetRecordsNothing(t *testing.T) {
-	l := newSearchLog(time.Hour, 10)
-	now := time.Now()
-	began := l.begin()
-	l.drop("travel", "alice", false, now)
-	l.put("s1", &searchRecord{store: "travel", scope: "alice", at: now}, began)
-	_, ok := l.get("s1", now)
-	assert.False(t, ok, "the scope was forgotten while the search ran")
-	l.put("s2", &searchRecord{store: "travel", scope: "bob", at: now}, began)
-	_, ok = l.get("s2", now)
-	assert.True(t, ok, "another scope's search is kept")
-
-	began = l.begin()
-	l.drop("travel", "", true, now)
-	l.put("s3", &searchRecord{store: "travel", scope: "bob", at: now}, began)
-	_, ok = l.get("s3", now)
-	assert.False(t, ok, "the store was deleted while the search ran")
-	_, ok = l.get("s2", now)
-	assert.False(t, ok, "deleting the store drops its searches")
-
-	l.put("s4", &searchRecord{store: "travel", scope: "alice", at: now}, l.begin())
-	_, ok = l.get("s4", now)
-	assert.True(t, ok, "a search after the forget is kept")
 }
 
 // A search record keeps the newest messages, within its bounds.

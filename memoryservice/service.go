@@ -26,6 +26,13 @@ const (
 	// DefaultUpdateWorkers is how many updates run at once when
 	// Config.UpdateWorkers is zero.
 	DefaultUpdateWorkers = 4
+	// DefaultPollInterval is how often a replica looks for due updates
+	// when Config.PollInterval is zero.
+	DefaultPollInterval = 5 * time.Second
+	// DefaultLeaseTTL is how long a claim lasts unrenewed when
+	// Config.LeaseTTL is zero: a dead replica's update is taken over
+	// within it and one poll interval.
+	DefaultLeaseTTL = 20 * time.Second
 )
 
 // Config configures a Service. Models, or Chat (or Mini) and Embedder, are
@@ -71,12 +78,14 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// SearchTTL is how long a search can be continued by a later one
-	// (previous_search_id); zero means DefaultSearchTTL (an hour).
+	// (previous_search_id), on any replica: its record is kept in the
+	// store, and the sweep deletes it after; zero means DefaultSearchTTL
+	// (an hour).
 	SearchTTL time.Duration
-	// MaxSearches caps the searches kept for previous_search_id, in
-	// memory (the oldest go first; each keeps at most the newest 20
-	// messages and 8 KiB of its conversation); zero means
-	// DefaultMaxSearches.
+	// MaxSearches caps the search records each memory store keeps for
+	// previous_search_id (the sweep deletes the oldest over it; each
+	// keeps at most the newest 20 messages and 8 KiB of its
+	// conversation); zero means DefaultMaxSearches.
 	MaxSearches int
 	// SweepInterval is how often memories older than their store's
 	// default_ttl_seconds are removed (they are hidden from every read
@@ -131,6 +140,20 @@ type Config struct {
 	// without keys, to loopback only) like the API, such as package
 	// metrics' Handler.
 	Metrics http.Handler
+	// ReplicaID names this replica in the claims it takes on updates and
+	// leases (see "Replicas" in the package documentation); empty means a
+	// random id at every start. It must be a valid store id (letters,
+	// digits, '-', '_', '.', at most 255 bytes).
+	ReplicaID string
+	// PollInterval is how often the replica reads the store's due
+	// updates to claim one (one query per poll); zero means
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// LeaseTTL is how long a claim on a running update, a scope's lease
+	// and the sweep's last without renewal (they are renewed every third
+	// of it): a replica that dies holding one leaves it to expire, and
+	// another replica takes the work over. Zero means DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // MinKeyLen is the length an API key needs at least, in bytes.
@@ -159,9 +182,8 @@ type Service struct {
 
 	mu        sync.Mutex
 	providers map[string]*provider.MemoryProvider // by memory store name
-	pending   map[string]*scheduled               // queued update by scope user id
-	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs
-	searches  *searchLog                          // for previous_search_id
+	local     map[string]*localUpdate             // the updates accepted here and not yet claimed, by id
+	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs in this process
 	// unfinished are the forgets not yet logged or erased that the
 	// registry could not keep (keepForget), by receipt, with their memory
 	// store's name.
@@ -176,15 +198,29 @@ type Service struct {
 	cancelRun  context.CancelFunc
 	limit      *limiter     // nil: no rate limit
 	failures   *addrLimiter // failed authentications by address; nil: no limit
-	// runQueue holds the due updates waiting for one of the
+	// runQueue holds the claimed updates waiting for one of the
 	// Config.UpdateWorkers workers; workers is how many are running.
-	runQueue []runJob
+	runQueue []*heldClaim
 	workers  int
+
+	// held are the claims this replica holds, by update id: running or
+	// waiting in runQueue.
+	held     map[string]*heldClaim
+	claiming map[string]bool // updates being claimed
+	started  time.Time       // claims of this ReplicaID since are this process's
+	stopPoll chan struct{}   // closed by Close
+	pollDone chan struct{}   // closed when the poll loop has returned
+	nudge    chan struct{}   // a poll now (a worker is free, an update is due)
+	sweeping bool            // this replica holds the sweep's lease
+	dying    bool            // test hook: stop without handing claims back
+	replicaCounters
 }
 
-// New returns a service on st and resumes the updates that were accepted
-// but not completed before a restart (queued ones at their due time,
-// in-progress ones at once).
+// New returns a service on st. Its poller claims the due updates in the
+// store, whichever replica accepted them: those accepted but not
+// completed before a restart run at their due time, those a replica
+// was running when it stopped once their claim is handed back or
+// expires.
 func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	if st == nil {
 		return nil, errors.New("memoryservice: nil store")
@@ -195,8 +231,10 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
-		providers: map[string]*provider.MemoryProvider{}, pending: map[string]*scheduled{},
-		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, searches: newSearchLog(cfg.SearchTTL, cfg.MaxSearches), runCtx: runCtx, cancelRun: cancel, stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		providers: map[string]*provider.MemoryProvider{}, local: map[string]*localUpdate{},
+		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, runCtx: runCtx, cancelRun: cancel,
+		stopSweep: make(chan struct{}), sweepDone: make(chan struct{}),
+		held: map[string]*heldClaim{}, claiming: map[string]bool{}, started: cfg.Now(), stopPoll: make(chan struct{}), pollDone: make(chan struct{}), nudge: make(chan struct{}, 1)}
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.failures = newAddrLimiter(cfg.RateLimit, cfg.RateBurst, maxAddresses, time.Now)
 	s.routes()
@@ -212,6 +250,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	s.ready = true
 	s.mu.Unlock()
 	go s.sweepLoop(cfg.SweepInterval)
+	go s.pollLoop()
 	return s, nil
 }
 
@@ -243,6 +282,15 @@ func (c Config) withDefaults() Config {
 	if c.UpdateWorkers <= 0 {
 		c.UpdateWorkers = DefaultUpdateWorkers
 	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.ReplicaID == "" {
+		c.ReplicaID = newID("replica-")
+	}
 	c.RateLimit = cmp.Or(c.RateLimit, DefaultRateLimit)
 	if c.RateBurst <= 0 {
 		c.RateBurst = max(DefaultRateBurst, int(math.Ceil(c.RateLimit)))
@@ -261,6 +309,9 @@ func (c Config) validate() error {
 	if c.Dimensions < 0 {
 		return fmt.Errorf("memoryservice: Config.Dimensions %d is negative", c.Dimensions)
 	}
+	if err := store.CheckID("Config.ReplicaID", c.ReplicaID); err != nil {
+		return fmt.Errorf("memoryservice: %w", err)
+	}
 	if err := checkOrigins(c.AllowedOrigins); err != nil {
 		return err
 	}
@@ -277,8 +328,10 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Close stops taking updates, leaves the queued ones queued in the store
-// (a restart resumes them), waits for those in progress until ctx ends,
+// Close stops taking updates and claiming them, leaves the queued ones
+// queued in the store (any replica runs them), waits for those in
+// progress until ctx ends, hands back the claims of those cut short (so
+// another replica takes them over at once), gives up the sweep's lease
 // and drains the providers' background work. The store is not closed.
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
@@ -288,16 +341,19 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 	s.closed, s.ready = true, false
 	close(s.stopSweep)
-	for _, p := range s.pending {
-		p.timer.Stop()
+	close(s.stopPoll)
+	for id, u := range s.local {
+		u.timer.Stop()
+		delete(s.local, id)
 	}
-	s.pending = map[string]*scheduled{}
 	s.mu.Unlock()
-	select { // a sweep under way finishes first, or is cut short
-	case <-s.sweepDone:
-	case <-ctx.Done():
-		s.cancelRun()
-		<-s.sweepDone
+	for _, done := range []chan struct{}{s.sweepDone, s.pollDone} {
+		select { // a sweep or poll under way finishes first, or is cut short
+		case <-done:
+		case <-ctx.Done():
+			s.cancelRun()
+			<-done
+		}
 	}
 
 	done := make(chan struct{})
@@ -306,10 +362,18 @@ func (s *Service) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		s.cancelRun() // runs still going are abandoned; they stay in_progress and resume on restart
+		s.cancelRun() // runs still going are cut short; their claims are handed back below
 		err = fmt.Errorf("memoryservice: updates in progress abandoned: %w", ctx.Err())
 		<-done
 	}
+	s.mu.Lock()
+	left := s.runQueue // claimed, never started
+	s.runQueue = nil
+	s.mu.Unlock()
+	for _, h := range left {
+		s.letGo(h)
+	}
+	s.releaseSweep()
 	s.mu.Lock()
 	ps := s.providers
 	s.providers = map[string]*provider.MemoryProvider{}

@@ -293,9 +293,10 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDele
 	if _, _, err := s.loadStore(ctx, name); err != nil {
 		return storeDeleted{}, err
 	}
-	// Its searches go whatever else fails (a scope only searched has no
-	// index record), and one still running records nothing.
-	defer s.searches.drop(name, "", true, s.cfg.Now())
+	// Its searches go first (a scope only searched has no index record).
+	if err := s.dropSearches(ctx, name, ""); err != nil {
+		return storeDeleted{}, err
+	}
 	// Forget every scope, then the store's updates, then the definition:
 	// a failure midway leaves the definition, so the delete can be retried.
 	scopes, err := s.listRecords(ctx, scopesUser(name), "scope.", store.SessionFilter{})

@@ -14,16 +14,6 @@ import (
 	"github.com/agentmemory/agentmemory/usage"
 )
 
-// scheduled is a queued update waiting for its due time.
-type scheduled struct {
-	rec   *updateRecord
-	timer *time.Timer
-	// meter counts the tokens spent for the update since it was accepted
-	// in this process (the pruning of its turns, then its run), and those
-	// of the queued updates it superseded.
-	meter *usage.Meter
-}
-
 // acceptance is an update_memories request, checked, to accept.
 type acceptance struct {
 	store, scope string
@@ -35,105 +25,195 @@ type acceptance struct {
 	delay     time.Duration
 }
 
-// accept makes an update durable before it is answered: the record first
-// (queued), then the messages as turns, recorded with p, of the scope's
-// open memory session. A queued update of the same scope is superseded
-// by this one, whose session it continues (the debounce of
-// update_delay); failing that, the completed session a.continues is
-// reopened and continued. It returns the update as the API shows it on
-// acceptance.
+// accept makes an update durable before it is answered. The scope's
+// record names the update as the scope's queued one (an ETag-guarded
+// write: a scope's accepts take turns across replicas); the update's
+// marker (due at its due time) and record follow, so that any replica's
+// poller finds it; the queued update the scope's record named before,
+// if no replica has claimed it, is superseded by this one (ETag-guarded
+// too), whose session it continues: the debounce of update_delay,
+// whichever replica accepted either. Failing that, the completed session
+// a.continues is reopened and continued. Then the messages are recorded
+// with p as turns of the session, and the record says the acceptance is
+// done: until then, or acceptGrace, no replica claims it. It returns
+// the update as the API shows it on acceptance.
 func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (updateResponse, error) {
 	userID := UserID(a.store, a.scope)
-	unlock := s.lockScope("accept", userID)
+	unlock := s.lockScope("accept", userID) // this replica's accepts of the scope in turn, without store conflicts
 	defer unlock()
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return updateResponse{}, unavailable("the server is shutting down")
 	}
-	old := s.pending[userID]
-	if old != nil {
-		delete(s.pending, userID) // ours now: its timer finds it gone
-		old.timer.Stop()
-	}
-	s.mu.Unlock()
-	restore := func() {
-		if old != nil {
-			s.schedule(old.rec, old.meter)
-		}
-	}
-	meter := &usage.Meter{}
-	if old != nil {
-		meter = old.meter // the superseded update's work is this one's
-	}
-	ctx = usage.WithMeter(ctx, meter)
 	now := s.cfg.Now()
 	rec := &updateRecord{ID: newUpdateID(a.store, a.scope), Store: a.store, Scope: a.scope, Status: statusQueued,
-		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), SessionID: newID("mss_")}
-	// The scope's record, so the store's deletion finds the scope; then
-	// the update's marker, so a restart finds the update, before its
-	// record (a marker of nothing is dropped at the next start).
-	if err := s.noteScope(ctx, a.store, a.scope); err != nil {
-		restore()
+		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), SessionID: newID("mss_"), Accepting: true}
+	oldID, err := s.queueInScope(ctx, a.store, a.scope, rec.ID)
+	if err != nil {
 		return updateResponse{}, err
 	}
-	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, now, true, struct{}{}); err != nil {
-		restore()
-		return updateResponse{}, err
+	var old *updateRecord
+	var oldTag string
+	if oldID != "" {
+		if old, oldTag, err = s.queuedUpdate(ctx, oldID); err != nil {
+			return updateResponse{}, err
+		}
 	}
 	if old != nil {
-		rec.SessionID = old.rec.SessionID
-		rec.Turns = old.rec.Turns
+		rec.SessionID, rec.Turns, rec.Spent = old.SessionID, old.Turns, old.Spent
 	} else if a.continues != "" {
 		rec.SessionID, rec.Reopened = a.continues, true
 	}
-	if err := s.putRecord(ctx, updateKey(rec.ID), store.CreateOnly, now, true, rec); err != nil {
-		restore()
+	// The marker, so that pollers find the update, before its record (a
+	// marker of nothing is dropped by the poll that finds it).
+	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, rec.DueAt, true, struct{}{}); err != nil {
 		return updateResponse{}, err
+	}
+	etag, err := s.writeRecord(ctx, updateKey(rec.ID), store.CreateOnly, now, true, rec)
+	if err != nil {
+		return updateResponse{}, err
+	}
+	var oldMeter *usage.Meter    // the superseded update's, if accepted here
+	ownSession := func() error { // the session continued is not to be
+		rec.SessionID, rec.Turns, rec.Spent, rec.Reopened = newID("mss_"), 0, nil, false
+		etag, err = s.writeRecord(ctx, updateKey(rec.ID), etag, now, true, rec)
+		return err
+	}
+	if old != nil {
+		ok, err := s.supersede(ctx, old, oldTag, rec.ID)
+		if err != nil {
+			return updateResponse{}, err
+		}
+		if !ok { // claimed by a replica meanwhile: its session is being ended
+			if err := ownSession(); err != nil {
+				return updateResponse{}, err
+			}
+		} else {
+			s.unmark(ctx, old.ID)
+			oldMeter = s.takeLocal(old.ID)
+		}
 	}
 	if rec.Reopened {
 		ok, err := s.reopenSession(ctx, userID, a.continues)
 		if err != nil {
-			restore()
 			return updateResponse{}, fmt.Errorf("continue the previous update's session: %w", err)
 		}
 		if !ok { // gone or busy: a session of its own
-			rec.SessionID, rec.Reopened = newID("mss_"), false
-			if err := s.putRecord(ctx, updateKey(rec.ID), "", now, true, rec); err != nil {
-				restore()
+			if err := ownSession(); err != nil {
 				return updateResponse{}, err
 			}
 		}
 	}
 	sess, err := agent.NewSession(rec.SessionID, userID)
 	if err != nil {
-		restore()
 		return updateResponse{}, err
 	}
+	meter := &usage.Meter{}
+	shared := oldMeter != nil // the superseded update's meter, accepted here, goes on counting
+	if shared {
+		meter = oldMeter
+	}
+	rctx := usage.WithMeter(ctx, meter)
 	for i, m := range a.msgs {
 		m.ID = rec.ID + "-" + strconv.Itoa(i) // a retried record stores the turn once
 		m.CreatedAt = now
-		if err := p.Record(ctx, sess, m); err != nil {
-			restore()
+		if err := p.Record(rctx, sess, m); err != nil {
 			return updateResponse{}, fmt.Errorf("record items: %w", err)
 		}
 		rec.Turns++
 	}
-	if err := s.putRecord(ctx, updateKey(rec.ID), "", now, true, rec); err != nil {
-		restore()
-		return updateResponse{}, err
+	spent := usageOf(meter)
+	if !shared {
+		spent = spent.plus(rec.Spent)
 	}
-	if old != nil {
-		old.rec.Status, old.rec.SupersededBy = statusSuperseded, rec.ID
-		if err := s.putRecord(ctx, updateKey(old.rec.ID), "", old.rec.CreatedAt, false, old.rec); err != nil {
-			s.log.WarnContext(ctx, "memoryservice: marking a superseded update", "update", old.rec.ID, "err", err)
-		} else {
-			s.unmark(ctx, old.rec.ID)
+	rec.Spent, rec.Accepting = &spent, false
+	if _, err := s.writeRecord(ctx, updateKey(rec.ID), etag, now, true, rec); err != nil {
+		return updateResponse{}, fmt.Errorf("memoryservice: update %s: finish its acceptance: %w", rec.ID, err)
+	}
+	s.schedule(rec.ID, rec.DueAt, meter)
+	return rec.response(), nil
+}
+
+// queueInScope makes update id the queued update its scope's queue
+// record names, writing the record under the ETag it was read with
+// (creating it, and the scope's record, for a new scope), and returns
+// the one it named before ("" if none). A scope being deleted is a
+// retryable 503.
+func (s *Service) queueInScope(ctx context.Context, name, scope, id string) (string, error) {
+	k := queueKey(name, scope)
+	for range maxScopeAttempts {
+		var q scopeQueue
+		etag, err := s.getRecord(ctx, k, &q)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// The scope's record, so the store's deletion finds the
+			// scope, before anything of the scope is written.
+			if err := s.noteScope(ctx, name, scope); err != nil {
+				return "", err
+			}
+			etag = store.CreateOnly
+		case err != nil:
+			return "", err
+		}
+		now := s.cfg.Now()
+		if now.Before(q.DeletingUntil) {
+			return "", unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", scope, name))
+		}
+		old := q.Queued
+		q.Queued = id
+		err = s.putRecord(ctx, k, etag, now, false, q)
+		if err == nil {
+			return old, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return "", err
 		}
 	}
-	accepted := rec.response() // before the runner owns rec
-	s.schedule(rec, meter)
-	return accepted, nil
+	return "", fmt.Errorf("memoryservice: queue record of scope %q in %q: %w", scope, name, store.ErrConflict)
+}
+
+// queuedUpdate reads update id, with its ETag, if it is queued and no
+// replica has claimed it: an update a new one of its scope may
+// supersede. It is nil otherwise.
+func (s *Service) queuedUpdate(ctx context.Context, id string) (*updateRecord, string, error) {
+	var rec updateRecord
+	tag, err := s.getRecord(ctx, updateKey(id), &rec)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	if rec.Status != statusQueued || rec.Claim != nil {
+		return nil, "", nil
+	}
+	return &rec, tag, nil
+}
+
+// supersede marks old (read with ETag tag) superseded by update by,
+// under that ETag, and reports whether it did: an update claimed by a
+// replica meanwhile is not superseded.
+func (s *Service) supersede(ctx context.Context, old *updateRecord, tag, by string) (bool, error) {
+	for range maxScopeAttempts {
+		old.Status, old.SupersededBy = statusSuperseded, by
+		err := s.putRecord(ctx, updateKey(old.ID), tag, old.CreatedAt, false, old)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, store.ErrNotFound):
+			return false, nil
+		case !errors.Is(err, store.ErrConflict):
+			return false, fmt.Errorf("supersede update %s: %w", old.ID, err)
+		}
+		cur, curTag, err := s.queuedUpdate(ctx, old.ID)
+		if err != nil || cur == nil {
+			return false, err
+		}
+		old, tag = cur, curTag
+	}
+	return false, fmt.Errorf("supersede update %s: %w", old.ID, store.ErrConflict)
 }
 
 // providerLike is the part of provider.MemoryProvider an update uses.
@@ -141,124 +221,100 @@ type providerLike interface {
 	Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error
 }
 
-// schedule queues rec to run at its due time (at once if past), its
-// tokens counted by meter (a new one when nil).
-func (s *Service) schedule(rec *updateRecord, meter *usage.Meter) {
-	userID := UserID(rec.Store, rec.Scope)
+// localUpdate is an update accepted by this replica, until claimed:
+// a timer for its due time, when it claims the update at once if a
+// worker is free (what a poll would do later; correctness does not
+// depend on it), and the meter of its tokens so far, which its run
+// goes on counting if it runs here.
+type localUpdate struct {
+	timer *time.Timer
+	meter *usage.Meter
+	due   time.Time
+}
+
+// schedule keeps update id, due at due, as accepted here.
+func (s *Service) schedule(id string, due time.Time, meter *usage.Meter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
-	if meter == nil {
-		meter = &usage.Meter{}
-	}
-	sc := &scheduled{rec: rec, meter: meter}
-	sc.timer = time.AfterFunc(max(0, rec.DueAt.Sub(s.cfg.Now())), func() { s.fire(userID, sc) })
-	s.pending[userID] = sc
+	s.local[id] = &localUpdate{meter: meter, due: due, timer: time.AfterFunc(max(0, due.Sub(s.cfg.Now())), func() { s.claimNow(id) })}
 }
 
-// fire starts a due update unless it was superseded meanwhile.
-func (s *Service) fire(userID string, sc *scheduled) {
+// takeLocal returns the meter of update id if it was accepted here, and
+// forgets it: claimed here or elsewhere, its due time has come.
+func (s *Service) takeLocal(id string) *usage.Meter {
 	s.mu.Lock()
-	if s.closed || s.pending[userID] != sc {
-		s.mu.Unlock()
-		return
+	defer s.mu.Unlock()
+	u := s.local[id]
+	if u == nil {
+		return nil
 	}
-	delete(s.pending, userID)
-	s.enqueueRun(runJob{rec: sc.rec, meter: sc.meter})
-	s.mu.Unlock()
+	u.timer.Stop()
+	delete(s.local, id)
+	return u.meter
 }
 
-// enqueueRun queues a due update for a worker, starting one if fewer than
-// Config.UpdateWorkers are running: the updates due at once wait their
-// turn rather than all running together. The caller holds s.mu.
-func (s *Service) enqueueRun(job runJob) {
-	s.runQueue = append(s.runQueue, job)
-	if s.workers < s.cfg.UpdateWorkers {
-		s.workers++
-		s.wg.Add(1)
-		go s.worker()
-	}
-}
+// dropTimer forgets update id, if it was accepted here.
+func (s *Service) dropTimer(id string) { s.takeLocal(id) }
 
-// worker runs queued updates until the queue is empty or the service
-// closes (the updates left queued are still queued or in progress in the
-// store, and resume at the next start).
-func (s *Service) worker() {
-	defer s.wg.Done()
-	for {
-		s.mu.Lock()
-		if s.closed || len(s.runQueue) == 0 {
-			s.workers--
-			s.runQueue = nil // releases the backing array
-			s.mu.Unlock()
-			return
+// dropStaleLocal forgets the updates accepted here that were due longer
+// than a lease ago: another replica claimed them.
+func (s *Service) dropStaleLocal() {
+	cut := s.cfg.Now().Add(-s.cfg.LeaseTTL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, u := range s.local {
+		if u.due.Before(cut) {
+			u.timer.Stop()
+			delete(s.local, id)
 		}
-		job := s.runQueue[0]
-		s.runQueue[0] = runJob{}
-		s.runQueue = s.runQueue[1:]
-		s.mu.Unlock()
-		meter := job.meter
-		if meter == nil {
-			meter = &usage.Meter{}
-		}
-		s.run(usage.WithMeter(s.runCtx, meter), job.rec)
 	}
 }
 
-// resume schedules the updates a previous process accepted and did not
-// finish: for each scope the newest queued one at its due time, the others
-// (and those in progress) at once.
+// resume prepares the updates that a replica accepted and did not
+// finish for the pollers: a crash after a new update was written and
+// before the queued one it continues was marked superseded leaves both
+// queued on one session, and the older is superseded now, as it would
+// have been (unless the newer is still being accepted). Older updates,
+// kept under RegistryUserID, get markers.
 func (s *Service) resume(ctx context.Context) error {
 	recs, err := s.unfinishedUpdates(ctx)
 	if err != nil {
 		return fmt.Errorf("memoryservice: resume updates: %w", err)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].CreatedAt.Before(recs[j].CreatedAt) })
-	newest := map[string]*updateRecord{}
-	for _, rec := range recs {
-		newest[UserID(rec.Store, rec.Scope)] = rec
-	}
-	// A crash after a new update was written and before the queued one it
-	// continues was marked superseded leaves both queued on one session:
-	// the older is superseded now, as it would have been.
-	// (Or the write that marked it failed, which is only logged.)
 	lastOf := map[string]*updateRecord{} // newest unfinished update by session
 	for _, rec := range recs {
 		lastOf[rec.SessionID] = rec
 	}
-	kept := recs[:0]
+	now := s.cfg.Now()
 	for _, rec := range recs {
-		if last := lastOf[rec.SessionID]; rec.Status == statusQueued && last != rec {
-			rec.Status, rec.SupersededBy = statusSuperseded, last.ID
-			if err := s.putRecord(ctx, updateKey(rec.ID), "", rec.CreatedAt, false, rec); err != nil {
-				return fmt.Errorf("memoryservice: resume updates: supersede %s: %w", rec.ID, err)
-			}
+		if rec.Status == statusInProgress && (rec.Claim == nil || rec.Claim.Holder == s.cfg.ReplicaID) {
+			s.mark(ctx, rec.ID, now) // cut short unclaimed, or by this replica before it restarted: due at once
+		}
+		last := lastOf[rec.SessionID]
+		if rec.Status != statusQueued || last == rec || (last.Accepting && now.Sub(last.CreatedAt) < acceptGrace) {
+			continue
+		}
+		cur, tag, err := s.queuedUpdate(ctx, rec.ID)
+		if err != nil {
+			return fmt.Errorf("memoryservice: resume updates: %w", err)
+		}
+		if cur == nil {
+			continue
+		}
+		ok, err := s.supersede(ctx, cur, tag, last.ID)
+		if err != nil {
+			return fmt.Errorf("memoryservice: resume updates: %w", err)
+		}
+		if ok {
 			s.unmark(ctx, rec.ID)
 			s.log.InfoContext(ctx, "memoryservice: an update left queued by a crash superseded", "update", rec.ID, "superseded_by", last.ID)
-			continue
 		}
-		kept = append(kept, rec)
-	}
-	recs = kept
-	for _, rec := range recs {
-		if rec.Status == statusQueued && newest[UserID(rec.Store, rec.Scope)] == rec {
-			s.schedule(rec, nil)
-			continue
-		}
-		s.log.InfoContext(ctx, "memoryservice: resuming an update", "update", rec.ID, "status", rec.Status)
-		s.mu.Lock()
-		s.enqueueRun(runJob{rec: rec})
-		s.mu.Unlock()
 	}
 	return nil
-}
-
-// runJob is a due update waiting for a worker.
-type runJob struct {
-	rec   *updateRecord
-	meter *usage.Meter
 }
 
 // unfinishedUpdates reads the updates not yet finished: those the
@@ -270,7 +326,9 @@ func (s *Service) unfinishedUpdates(ctx context.Context) ([]*updateRecord, error
 		return nil, err
 	}
 	var recs []*updateRecord
+	marked := map[string]bool{}
 	for _, m := range marks {
+		marked[strings.TrimPrefix(m.ID, "update.")] = true
 		id := strings.TrimPrefix(m.ID, "update.")
 		var rec updateRecord
 		_, err := s.getRecord(ctx, updateKey(id), &rec)
@@ -292,6 +350,13 @@ func (s *Service) unfinishedUpdates(ctx context.Context) ([]*updateRecord, error
 		if _, err := s.getRecordFrom(d, &rec); err != nil || !rec.active() {
 			s.log.ErrorContext(ctx, "memoryservice: unreadable update record not resumed", "id", d.ID, "err", err)
 			continue
+		}
+		if marked[rec.ID] {
+			continue // read already
+		}
+		// A marker, for the pollers.
+		if err := s.putRecord(ctx, activeKey(rec.ID), "", rec.DueAt, true, struct{}{}); err != nil {
+			return nil, err
 		}
 		recs = append(recs, &rec)
 	}

@@ -36,9 +36,21 @@ type updateRecord struct {
 	// Before maps the scope's memory items (id to the nanosecond of their
 	// last write) as the run began, so a run resumed after a crash lists
 	// what the whole run did.
-	Before map[string]int64 `json:"before_ns,omitempty"`
+	Before map[string]int64 `json:"before_ns"` // not omitempty: an empty map (a scope that had none) is not nil
 	Result *updateResult    `json:"result,omitempty"`
 	Error  *apiError        `json:"error,omitempty"`
+	// Accepting marks an update whose acceptance is not finished (its
+	// turns are being recorded): no replica claims it before
+	// acceptGrace.
+	Accepting bool `json:"accepting,omitempty"`
+	// Spent is what the acceptance's model calls (the pruning of its
+	// turns) spent, and those of the queued updates it superseded: the
+	// run adds its own.
+	Spent *apiUsage `json:"spent,omitempty"`
+	// Claim is the replica running the update, while one does; Claims
+	// is the history of its claims, oldest first.
+	Claim  *updateClaim `json:"claim,omitempty"`
+	Claims []claimEntry `json:"claims,omitempty"`
 }
 
 func (u *updateRecord) active() bool {
@@ -105,7 +117,7 @@ func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *upd
 // deleteUpdates removes the update records of memory store name written
 // before updates had partitions of their own that no scope lists any more,
 // once every scope has been forgotten, dropping queued ones from the
-// schedule. It reads the registry's every older update record, as
+// schedule of this replica. It reads the registry's every older update record, as
 // deleting a store is rare; deleting a scope reads only the scope's
 // (deleteScopeUpdates).
 func (s *Service) deleteUpdates(ctx context.Context, name string) error {
@@ -118,13 +130,7 @@ func (s *Service) deleteUpdates(ctx context.Context, name string) error {
 		if _, err := s.getRecordFrom(d, &rec); err != nil || rec.Store != name {
 			continue
 		}
-		userID := UserID(rec.Store, rec.Scope)
-		s.mu.Lock()
-		if sc := s.pending[userID]; sc != nil {
-			sc.timer.Stop()
-			delete(s.pending, userID)
-		}
-		s.mu.Unlock()
+		s.dropTimer(rec.ID)
 		if err := s.deleteRecord(ctx, recKey{RegistryUserID, d.ID}); err != nil {
 			return err
 		}

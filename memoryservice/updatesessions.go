@@ -70,3 +70,10 @@ func (s *Service) sessionActive(ctx context.Context, userID, id string) bool {
 	d, err := s.st.GetSession(ctx, userID, id)
 	return err == nil && d.Status == store.SessionActive
 }
+
+// sessionCompleted reports whether session id of userID is stored and
+// completed.
+func (s *Service) sessionCompleted(ctx context.Context, userID, id string) bool {
+	d, err := s.st.GetSession(ctx, userID, id)
+	return err == nil && d.Status == store.SessionCompleted
+}

@@ -30,3 +30,15 @@ func usageOf(m *usage.Meter) apiUsage {
 	t := m.Totals()
 	return apiUsage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens, EmbeddingTokens: t.EmbeddingTokens, TotalTokens: t.Total()}
 }
+
+// plus adds what b (if any) counted to u.
+func (u apiUsage) plus(b *apiUsage) apiUsage {
+	if b == nil {
+		return u
+	}
+	u.EmbeddingTokens += b.EmbeddingTokens
+	u.InputTokens += b.InputTokens
+	u.OutputTokens += b.OutputTokens
+	u.TotalTokens += b.TotalTokens
+	return u
+}

@@ -154,6 +154,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	burst := fs.Int("rate-burst", memoryservice.DefaultRateBurst, "requests per API key in a burst above -rate-limit")
 	workers := fs.Int("update-workers", memoryservice.DefaultUpdateWorkers, "how many memory updates run at once; the others due wait their turn")
 	metricsAddr := fs.String("metrics-addr", "", "serve /metrics on this address of its own, without authentication (for a private network), instead of behind the API keys on -addr")
+	poll := fs.Duration("poll-interval", memoryservice.DefaultPollInterval, "how often this replica looks in the store for due memory updates to claim (one query each)")
+	leaseTTL := fs.Duration("lease-ttl", memoryservice.DefaultLeaseTTL, "how long a replica's claim on a running update lasts unrenewed: a dead replica's update is taken over after it")
+	replicaID := fs.String("replica-id", "", "this replica's name in the claims it takes (letters, digits, '-', '_', '.'); empty: a random one at each start")
 	limits := connFlags(fs)
 	gwFlags := newGatewayFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -170,6 +173,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	if *sweep <= 0 || *retention <= 0 {
 		return errors.New("-sweep-interval and -update-retention must be positive")
+	}
+	if *poll <= 0 || *leaseTTL <= 0 {
+		return errors.New("-poll-interval and -lease-ttl must be positive")
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return errors.New("-tls-cert and -tls-key go together")
@@ -221,12 +227,20 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	cfg := memoryservice.Config{Models: models, Dimensions: storeDims, Keys: ks, Logger: logger,
 		SweepInterval: *sweep, UpdateRetention: *retention, TrustForwarded: *trustForwarded, DeletionLogKey: logKey,
 		AllowedOrigins: splitList(*origins), RateLimit: *rate, RateBurst: *burst, UpdateWorkers: *workers,
-		ObserveRequest: rec.Request, WrapModels: rec.Models}
+		ObserveRequest: rec.Request, WrapModels: rec.Models,
+		PollInterval: *poll, LeaseTTL: *leaseTTL, ReplicaID: *replicaID}
 	if *metricsAddr == "" {
 		cfg.Metrics = scrape
 	}
 	svc, err := memoryservice.New(ctx, rec.Store(st), cfg)
 	if err != nil {
+		return err
+	}
+	if err := rec.WatchQueue(func(ctx context.Context) (metrics.QueueStats, error) {
+		qs, err := svc.QueueStats(ctx)
+		return metrics.QueueStats(qs), err
+	}); err != nil {
+		_ = svc.Close(context.Background())
 		return err
 	}
 	gw, gwStore, err := startGateway(ctx, fs, gwFlags, lookup, m, svc, logger)

@@ -148,6 +148,12 @@ func TestMetricsCountTheServersWork(t *testing.T) {
 	}
 	assert.Greater(t, value(after, "agentmemory_store_call_duration_seconds", "operation", "append_turn"),
 		value(before, "agentmemory_store_call_duration_seconds", "operation", "append_turn"))
+
+	// The queue's series, read from the store at the scrape: the update
+	// this replica claimed and ran, none left.
+	require.Contains(t, after, "agentmemory_update_queue_depth")
+	assert.Zero(t, value(after, "agentmemory_update_queue_depth"))
+	assert.GreaterOrEqual(t, value(after, "agentmemory_update_claims_total"), 1.0)
 }
 
 // With -metrics-addr, /metrics is served there without a key, and not
