@@ -12,10 +12,14 @@ import (
 )
 
 // The registry keeps the service's records as session documents of its
-// partitions (see scopesUser): the record's JSON in Summary, its kind in
-// the id's prefix, and Status active only for update operations not yet
-// finished. Session documents give create-only writes and ETag
-// concurrency on every backend without a new store call.
+// partitions (see scopesUser): the record's JSON in the state's
+// CumulativeSummary, its kind in the id's prefix, and Status active only
+// for update operations not yet finished. Session documents give
+// create-only writes and ETag concurrency on every backend without a new
+// store call. The JSON is not in Summary, which backends index for full
+// text: a record is never searched, and indexing each search's and
+// accept's record was most of their cost on SQLite. Records written
+// before this have it in Summary, and are read from there.
 
 // getRecord reads registry record k into v, returning its ETag.
 func (s *Service) getRecord(ctx context.Context, k recKey, v any) (string, error) {
@@ -28,7 +32,11 @@ func (s *Service) getRecord(ctx context.Context, k recKey, v any) (string, error
 
 // getRecordFrom decodes a registry document read already.
 func (s *Service) getRecordFrom(doc *store.Session, v any) (string, error) {
-	if err := json.Unmarshal([]byte(doc.Summary), v); err != nil {
+	text := doc.State.CumulativeSummary
+	if text == "" {
+		text = doc.Summary // written before records left the text index
+	}
+	if err := json.Unmarshal([]byte(text), v); err != nil {
 		return "", fmt.Errorf("memoryservice: registry record %s: %w", doc.ID, err)
 	}
 	return doc.ETag, nil
@@ -52,7 +60,7 @@ func (s *Service) writeRecord(ctx context.Context, k recKey, etag string, create
 	if active {
 		status = store.SessionActive
 	}
-	doc := &store.Session{ID: k.id, StartTime: created, Summary: string(b), Status: status,
+	doc := &store.Session{ID: k.id, StartTime: created, State: store.SessionState{CumulativeSummary: string(b)}, Status: status,
 		ReflectionStatus: store.ReflectionProcessed, UpdatedAt: s.cfg.Now(), ETag: etag}
 	if err := s.st.PutSession(ctx, k.user, doc); err != nil {
 		return "", err

@@ -102,15 +102,15 @@ func TestRegistryReadsFollowTheQuestion(t *testing.T) {
 
 	clk.Add(time.Minute) // the next sweep retires nothing, and no store has a TTL: no scope is read
 	require.NoError(t, s.svc.sweep(context.Background()))
-	assert.ElementsMatch(t, []string{RegistryUserID, searchesUser("alpha"), searchesUser("beta")}, keys(l.take()),
-		"only the definitions and each store's search records are read within the hour")
+	assert.ElementsMatch(t, []string{RegistryUserID, searchesUser("alpha"), searchesUser("beta"), forgetsUser}, keys(l.take()),
+		"only the definitions, each store's search records and the forgets not yet complete are read within the hour")
 
 	code, out, _ = s.do("POST", "/memory_stores/alpha:delete_scope", map[string]any{"scope": "alice"})
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	got = l.take()
 	for part := range got {
-		assert.Contains(t, []string{updatesUser(scopeHash("alpha", "alice")), searchesUser("alpha")}, part,
-			"delete_scope listed %s: the scope's updates, its store's searches", part)
+		assert.Contains(t, []string{updatesUser(scopeHash("alpha", "alice")), searchesUser("alpha"), forgetsUser}, part,
+			"delete_scope listed %s: the scope's updates, its store's searches, the forgets not yet complete", part)
 	}
 }
 
@@ -142,7 +142,7 @@ func TestUpdatesDoNotRewriteTheScopeRecord(t *testing.T) {
 	now, err := s.st.GetSession(context.Background(), k.user, k.id)
 	require.NoError(t, err)
 	assert.Equal(t, first.ETag, now.ETag, "the scope's record is unchanged")
-	assert.NotContains(t, now.Summary, "memupd_", "and names no update")
+	assert.NotContains(t, now.State.CumulativeSummary, "memupd_", "and names no update")
 }
 
 // An unreadable scope record is not skipped in silence: deleting its
@@ -155,7 +155,7 @@ func TestAnUnreadableScopeRecordFailsLoudly(t *testing.T) {
 	k := scopeKey("support", "alice")
 	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
 	require.NoError(t, err)
-	doc.Summary = "{not json"
+	doc.State.CumulativeSummary = "{not json"
 	require.NoError(t, s.st.PutSession(context.Background(), k.user, doc))
 
 	require.Error(t, s.svc.sweep(context.Background()), "the sweep reports the scope it could not read")
@@ -186,4 +186,27 @@ func keys(m map[string][][]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// Registry records stay out of the full-text index: their JSON is not in
+// a session's Summary, so no search of the registry's partitions finds
+// it, and records written in Summary before are still read.
+func TestRegistryRecordsAreNotIndexedForFullText(t *testing.T) {
+	s := start(t, dbPath(t), Config{})
+	s.createStore("support", nil)
+	s.update("support", "alice", 3600, "I live in Porto.")
+	k := scopeKey("support", "alice")
+	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
+	require.NoError(t, err)
+	assert.Empty(t, doc.Summary)
+	assert.Contains(t, doc.State.CumulativeSummary, `"scope"`)
+	hits, err := s.st.SearchSessions(context.Background(), k.user, store.SearchRequest{Text: "alice support scope", TopK: 5})
+	require.NoError(t, err)
+	assert.Empty(t, hits, "a record is never a full-text candidate")
+
+	// A record of the earlier layout, its JSON in Summary, reads as before.
+	doc.Summary, doc.State.CumulativeSummary = doc.State.CumulativeSummary, ""
+	require.NoError(t, s.st.PutSession(context.Background(), k.user, doc))
+	code, out, _ := s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "alice"})
+	assert.Equal(t, http.StatusOK, code, "the scope's old-layout record is read: %v", out)
 }
