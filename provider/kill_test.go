@@ -99,10 +99,10 @@ func TestMain(m *testing.M) {
 // points — during turns, inside Flush, inside EndSession — then resumes the
 // session in this process and ends it. In every trial: every acknowledged
 // turn is stored, once; the file opens; and after the end every stored
-// turn is in exactly one interaction. 30 trials by default; 300 with
+// turn is in exactly one interaction. 12 trials by default; 300 with
 // AGENTMEMORY_LONG_TESTS set.
 func TestKillTrials(t *testing.T) {
-	trials := longtest.Pick(t, 30, 300)
+	trials := longtest.Pick(t, 12, 300)
 	path := filepath.Join(t.TempDir(), "kill.db")
 	rng := rand.New(rand.NewPCG(1, 2))
 	var inTurns, inFlush, inEnd, finished, acked int

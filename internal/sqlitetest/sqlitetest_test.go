@@ -53,3 +53,20 @@ func TestHoldWALKeepsTheLogUntilReleased(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, wal.Size())
 }
+
+// A copy of the template opens as an empty store of the current schema,
+// and copies are independent.
+func TestTemplateCopiesAreFreshStores(t *testing.T) {
+	fresh := Template(t, sqlite.Config{Dimensions: 4})
+	ctx := context.Background()
+	a, err := sqlite.Open(ctx, fresh(t), sqlite.Config{Dimensions: 4})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.PutSession(ctx, "u", &store.Session{ID: "s1", StartTime: time.Unix(1, 0), Status: store.SessionActive, ReflectionStatus: store.ReflectionPending}))
+	b, err := sqlite.Open(ctx, fresh(t), sqlite.Config{Dimensions: 4})
+	require.NoError(t, err)
+	defer b.Close()
+	ss, err := b.ListSessions(ctx, "u", store.SessionFilter{})
+	require.NoError(t, err)
+	require.Empty(t, ss, "another copy holds nothing of the first")
+}

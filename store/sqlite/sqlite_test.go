@@ -1,20 +1,26 @@
 package sqlite_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/internal/longtest"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
+// TestConformance opens each test's store on a copy of one file whose
+// schema was created once (sqlitetest.Template): the suite checks the
+// store's behaviour, and creating a schema is most of an Open. Opening
+// new files is TestOpen*'s and the migration tests'.
 func TestConformance(t *testing.T) {
+	cfg := sqlite.Config{Dimensions: storetest.Dimensions}
+	fresh := sqlitetest.Template(t, cfg)
 	storetest.RunConformance(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: storetest.Dimensions})
+		s, err := sqlite.Open(t.Context(), fresh(t), cfg)
 		require.NoError(t, err)
 		return s
 	})
@@ -29,8 +35,10 @@ func TestConformanceWithoutCache(t *testing.T) {
 	if !longtest.Enabled(t) {
 		t.Skipf("the suite without the vector cache runs with %s=1 (as in CI)", longtest.Env)
 	}
+	cfg := sqlite.Config{Dimensions: storetest.Dimensions, VectorCacheBytes: -1}
+	fresh := sqlitetest.Template(t, cfg)
 	storetest.RunConformance(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: storetest.Dimensions, VectorCacheBytes: -1})
+		s, err := sqlite.Open(t.Context(), fresh(t), cfg)
 		require.NoError(t, err)
 		return s
 	})

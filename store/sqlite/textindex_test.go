@@ -312,7 +312,7 @@ func TestQueryWordsOfSeveralTokens(t *testing.T) {
 // scratch reused throughout; both ways of ranking must occur.
 func TestRankSkippingIsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	n, queries := longtest.Pick(t, 2000, 6000), longtest.Pick(t, 100, 200)
+	n, queries := longtest.Pick(t, 800, 6000), longtest.Pick(t, 60, 200)
 	const vocab = 400
 	zipf := rand.NewZipf(rng, 1.05, 1, vocab-1)
 	word := func(i uint64) string { return fmt.Sprintf("w%03d", i) }
