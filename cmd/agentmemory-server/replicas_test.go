@@ -107,7 +107,7 @@ func readClaims(t *testing.T, st store.Store, id string) updateClaims {
 	doc, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".updates."+hash, "update."+id)
 	require.NoError(t, err)
 	var u updateClaims
-	require.NoError(t, json.Unmarshal([]byte(doc.Summary), &u))
+	require.NoError(t, json.Unmarshal([]byte(doc.State.CumulativeSummary), &u))
 	return u
 }
 
@@ -187,7 +187,7 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 					hash := strings.TrimPrefix(id, "memupd_")[:32]
 					doc, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".updates."+hash, "update."+id)
 					require.NoError(t, err)
-					t.Logf("unfinished %s: %s", id, doc.Summary)
+					t.Logf("unfinished %s: %s", id, doc.State.CumulativeSummary)
 					m, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".active", "update."+id)
 					if err == nil {
 						t.Logf("its marker: due %v", m.StartTime)
