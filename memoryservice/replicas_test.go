@@ -204,7 +204,13 @@ func TestADeadReplicasUpdateIsTakenOver(t *testing.T) {
 		require.NoError(t, err)
 		assert.EqualValues(t, 1, qs.Takeovers)
 		assert.GreaterOrEqual(t, qs.Claims, int64(1))
-		assert.Zero(t, qs.Depth, "nothing left queued")
+		// The dead replica's run may still rewrite the update's marker
+		// after b finished it: the next poll drops a marker of a finished
+		// update.
+		assert.Eventually(t, func() bool {
+			qs, err := b.svc.QueueStats(context.Background())
+			return err == nil && qs.Depth == 0
+		}, 5*time.Second, 10*time.Millisecond, "nothing left queued")
 
 		summaries := b.list("support", "carol", "?kind=chat_summary")
 		assert.Len(t, summaries, 1, "the session summarised once")
