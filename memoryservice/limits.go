@@ -138,14 +138,19 @@ func (s *Service) admit(w http.ResponseWriter, r *http.Request, i int) bool {
 		return true
 	}
 	ok, wait := s.limit.take(i)
-	if ok {
-		return true
+	if !ok {
+		tooMany(w, r, wait, "more than %g requests a second (bursts of %g) with this API key", s.limit.rate, s.limit.burst)
 	}
+	return ok
+}
+
+// tooMany answers 429 with Retry-After, the wait rounded up to seconds,
+// saying what was exceeded (format and args) and when to retry.
+func tooMany(w http.ResponseWriter, r *http.Request, wait time.Duration, format string, args ...any) {
 	secs := int64(math.Ceil(wait.Seconds()))
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	refuse(w, r, &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", Type: "rate_limit_error",
-		Message: fmt.Sprintf("more than %g requests a second (bursts of %g) with this API key; retry after %d s", s.limit.rate, s.limit.burst, secs)})
-	return false
+		Message: fmt.Sprintf(format, args...) + fmt.Sprintf("; retry after %d s", secs)})
 }
 
 // admitFailure counts a request that failed authentication against its
@@ -161,14 +166,10 @@ func (s *Service) admitFailure(w http.ResponseWriter, r *http.Request) bool {
 		addr = r.RemoteAddr
 	}
 	ok, wait := s.failures.take(addr)
-	if ok {
-		return true
+	if !ok {
+		tooMany(w, r, wait, "more than %g failed authentications a second (bursts of %g) from this address", s.failures.rate, s.failures.burst)
 	}
-	secs := int64(math.Ceil(wait.Seconds()))
-	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	refuse(w, r, &apiError{Status: http.StatusTooManyRequests, Code: "too_many_requests", Type: "rate_limit_error",
-		Message: fmt.Sprintf("more than %g failed authentications a second (bursts of %g) from this address; retry after %d s", s.failures.rate, s.failures.burst, secs)})
-	return false
+	return ok
 }
 
 // truncate cuts s to at most n bytes (at a character boundary), saying
