@@ -38,6 +38,10 @@ const (
 type claimEntry struct {
 	Replica   string    `json:"replica"`
 	ClaimedAt time.Time `json:"claimed_at"`
+	// RunAt is when the claim's run took the scope's lease and began: a
+	// claim may wait for the lease while another replica runs an update
+	// of the same scope, and runs never overlap. Zero if it never ran.
+	RunAt time.Time `json:"run_at,omitzero"`
 	// EndedAt is when the claim ended: for an expired one, the expiry
 	// it last had. Zero while held.
 	EndedAt time.Time `json:"ended_at,omitzero"`

@@ -40,8 +40,14 @@ func (s *Service) run(ctx context.Context, h *heldClaim) {
 	// The scope may have been deleted while this run waited for its
 	// lease (the record went with it, and nothing is to be written
 	// again), or the claim expired meanwhile: renewing it says.
-	until := s.cfg.Now().Add(s.cfg.LeaseTTL)
-	if err := s.write(ctx, h, true, func(r *updateRecord) { r.Claim.Until = until }); err != nil {
+	now := s.cfg.Now()
+	until := now.Add(s.cfg.LeaseTTL)
+	if err := s.write(ctx, h, true, func(r *updateRecord) {
+		r.Claim.Until = until
+		if n := len(r.Claims); n > 0 && r.Claims[n-1].Replica == s.cfg.ReplicaID && r.Claims[n-1].EndedAt.IsZero() {
+			r.Claims[n-1].RunAt = now
+		}
+	}); err != nil {
 		if !errors.Is(err, errClaimLost) && ctx.Err() == nil {
 			log.WarnContext(ctx, "memoryservice: update not run", "err", err)
 		}

@@ -86,6 +86,7 @@ func startReplicaProc(t *testing.T, bin, db, id string, poll, lease time.Duratio
 type claimEntry struct {
 	Replica   string    `json:"replica"`
 	ClaimedAt time.Time `json:"claimed_at"`
+	RunAt     time.Time `json:"run_at"`
 	EndedAt   time.Time `json:"ended_at"`
 	End       string    `json:"end"`
 }
@@ -246,12 +247,25 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 			}
 		}
 	}
+	// A claim may wait for the scope's lease while another replica runs
+	// an update of the scope: the runs, from taking the lease to the
+	// claim's end, must not overlap. (A killed replica's run has no end
+	// but its claim's expiry; the lease it held expires with it.)
+	ran := 0
 	for scope, claims := range byScope {
-		sort.Slice(claims, func(i, j int) bool { return claims[i].ClaimedAt.Before(claims[j].ClaimedAt) })
-		for i := 1; i < len(claims); i++ {
-			assert.False(t, claims[i].ClaimedAt.Before(claims[i-1].EndedAt), "scope %s: claim %+v overlaps %+v", scope, claims[i], claims[i-1])
+		var runs []claimEntry
+		for _, c := range claims {
+			if !c.RunAt.IsZero() && c.End == "finished" {
+				runs = append(runs, c)
+			}
+		}
+		ran += len(runs)
+		sort.Slice(runs, func(i, j int) bool { return runs[i].RunAt.Before(runs[j].RunAt) })
+		for i := 1; i < len(runs); i++ {
+			assert.False(t, runs[i].RunAt.Before(runs[i-1].EndedAt), "scope %s: run %+v overlaps %+v", scope, runs[i], runs[i-1])
 		}
 	}
+	require.NotZero(t, ran, "the claims record when their runs began")
 	require.NotEmpty(t, takeovers, "the killed replica held claims, taken over")
 	slices := takeovers
 	sort.Slice(slices, func(i, j int) bool { return slices[i] < slices[j] })
