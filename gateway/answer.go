@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/agentmemory/agentmemory/gateway/internal/toolcalls"
 )
 
 // answer is the assistant message of an upstream answer (its first
@@ -11,6 +13,7 @@ type answer struct {
 	text   strings.Builder
 	calls  []wireToolCall
 	finish string
+	stream toolcalls.Calls // a stream's tool call fragments
 }
 
 // completionOf reads a chat.completion body.
@@ -33,31 +36,26 @@ func completionOf(body []byte) (*answer, json.RawMessage) {
 	return a, c.Choices[0].Message
 }
 
-// add accumulates one chat.completion.chunk: choice 0's content and tool
-// call fragments (by index: the first fragment of a call carries its id
-// and name, the others pieces of its arguments), and its finish reason.
-func (a *answer) add(data []byte) {
+// add accumulates one chat.completion.chunk: choice 0's content, its
+// tool call fragments (assembled as package toolcalls tells calls apart)
+// and its finish reason. It returns, for each tool call fragment of
+// choice 0, the position in a.calls of the call it belongs to (-1: one
+// dropped).
+func (a *answer) add(data []byte) []int {
 	var c struct {
 		Choices []struct {
 			Index int `json:"index"`
 			Delta struct {
-				Content   *string `json:"content"`
-				ToolCalls []struct {
-					Index    int    `json:"index"`
-					ID       string `json:"id"`
-					Type     string `json:"type"`
-					Function struct {
-						Name      string `json:"name"`
-						Arguments string `json:"arguments"`
-					} `json:"function"`
-				} `json:"tool_calls"`
+				Content   *string              `json:"content"`
+				ToolCalls []toolcalls.Fragment `json:"tool_calls"`
 			} `json:"delta"`
 			FinishReason *string `json:"finish_reason"`
 		} `json:"choices"`
 	}
 	if json.Unmarshal(data, &c) != nil {
-		return
+		return nil
 	}
+	var pos []int
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue
@@ -65,26 +63,20 @@ func (a *answer) add(data []byte) {
 		if ch.Delta.Content != nil {
 			a.text.WriteString(*ch.Delta.Content)
 		}
-		for _, tc := range ch.Delta.ToolCalls {
-			if tc.Index < 0 || tc.Index > 1024 {
-				continue
+		if len(ch.Delta.ToolCalls) > 0 {
+			pos = append(pos, a.stream.Add(ch.Delta.ToolCalls)...)
+			a.calls = a.calls[:0]
+			for _, tc := range a.stream.List() {
+				call := wireToolCall{ID: tc.ID, Type: "function"}
+				call.Function.Name, call.Function.Arguments = tc.Name, tc.Arguments
+				a.calls = append(a.calls, call)
 			}
-			for len(a.calls) <= tc.Index {
-				a.calls = append(a.calls, wireToolCall{Type: "function"})
-			}
-			call := &a.calls[tc.Index]
-			if tc.ID != "" {
-				call.ID = tc.ID
-			}
-			if tc.Function.Name != "" {
-				call.Function.Name += tc.Function.Name
-			}
-			call.Function.Arguments += tc.Function.Arguments
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			a.finish = *ch.FinishReason
 		}
 	}
+	return pos
 }
 
 // final reports whether the answer ends the turn: it calls no tool the

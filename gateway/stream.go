@@ -158,9 +158,9 @@ func (h *Handler) relay(ctx context.Context, body io.Reader, s *sseWriter, f *ca
 						record(a)
 					}
 				} else {
-					a.add(data)
+					pos := a.add(data)
 					if f != nil {
-						if line = f.filter(a, data, line); line != nil {
+						if line = f.filter(a, pos, data, line); line != nil {
 							line = s.sameID(bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(line), []byte("data:"))), line)
 						}
 					}
@@ -197,7 +197,7 @@ func (h *Handler) relay(ctx context.Context, body io.Reader, s *sseWriter, f *ca
 // events after it), for the gateway to answer them and ask again.
 type callFilter struct {
 	ours  string
-	index map[int]int // upstream index -> the client's, for the client's calls
+	index map[int]int // position in the answer's calls -> the client's index, for the client's calls
 	held  bool
 }
 
@@ -205,9 +205,10 @@ type callFilter struct {
 type chunkJSON map[string]json.RawMessage
 
 // filter returns the line to send for the chunk data (line is its
-// event line) of a, which has accumulated it: the line itself, one
+// event line) of a, which has accumulated it (pos: the position in
+// a.calls of each of its tool call fragments): the line itself, one
 // rewritten, or nil to send nothing.
-func (f *callFilter) filter(a *answer, data, line []byte) []byte {
+func (f *callFilter) filter(a *answer, pos []int, data, line []byte) []byte {
 	if f.held {
 		return nil // the usage chunk after a held finish
 	}
@@ -215,9 +216,7 @@ func (f *callFilter) filter(a *answer, data, line []byte) []byte {
 		Choices []struct {
 			Index int `json:"index"`
 			Delta struct {
-				ToolCalls []struct {
-					Index int `json:"index"`
-				} `json:"tool_calls"`
+				ToolCalls []json.RawMessage `json:"tool_calls"`
 			} `json:"delta"`
 			FinishReason *string `json:"finish_reason"`
 		} `json:"choices"`
@@ -239,19 +238,20 @@ func (f *callFilter) filter(a *answer, data, line []byte) []byte {
 	var delta chunkJSON
 	var calls []chunkJSON
 	if json.Unmarshal(data, &top) != nil || json.Unmarshal(top["choices"], &choices) != nil ||
-		json.Unmarshal(choices[0]["delta"], &delta) != nil || json.Unmarshal(delta["tool_calls"], &calls) != nil {
+		json.Unmarshal(choices[0]["delta"], &delta) != nil || json.Unmarshal(delta["tool_calls"], &calls) != nil ||
+		len(calls) != len(pos) {
 		return line
 	}
 	kept := calls[:0]
 	for i, call := range calls {
-		idx := ch.Delta.ToolCalls[i].Index
-		if idx < 0 || idx >= len(a.calls) || a.calls[idx].Function.Name == f.ours {
+		p := pos[i]
+		if p < 0 || p >= len(a.calls) || a.calls[p].Function.Name == f.ours {
 			continue
 		}
-		n, ok := f.index[idx]
+		n, ok := f.index[p]
 		if !ok {
 			n = len(f.index)
-			f.index[idx] = n
+			f.index[p] = n
 		}
 		call["index"], _ = json.Marshal(n)
 		kept = append(kept, call)

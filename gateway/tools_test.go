@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,4 +153,75 @@ func TestAStreamedAnswerCallingBothToolsShowsTheClientOnlyItsOwn(t *testing.T) {
 	assert.Equal(t, "call_w", calls[0].ID)
 	assert.Equal(t, `{"city":"Lisbon"}`, calls[0].Function.Arguments)
 	assert.Len(t, r.up.ChatRequests(), 1)
+}
+
+// wholeCallsStream is a streamed answer whose tool calls come whole, one
+// chunk each and all at index 0, as some local servers send them.
+func wholeCallsStream(calls ...[3]string) fakeopenai.Reply {
+	var b strings.Builder
+	for _, c := range calls {
+		fmt.Fprintf(&b, "data: {\"id\":\"chatcmpl-w\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":%q,\"type\":\"function\",\"function\":{\"name\":%q,\"arguments\":%q}}]},\"finish_reason\":null}]}\n\n", c[0], c[1], c[2])
+	}
+	b.WriteString("data: {\"id\":\"chatcmpl-w\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n")
+	return fakeopenai.Raw(200, "text/event-stream", b.String())
+}
+
+func TestWholeToolCallsAtOneIndexStayApartInAStream(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.RetrievalTool = true })
+	r.up.QueueChat(wholeCallsStream(
+		[3]string{"call_w", "get_weather", `{"city":"Lisbon"}`},
+		[3]string{"call_m", retrieval.ToolName, `{"query":"home city"}`},
+	))
+	weather := openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather"})
+	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "gpt-test",
+		Messages: []openai.ChatCompletionMessageParamUnion{userMessage("What's the weather where I live?")},
+		Tools:    []openai.ChatCompletionToolUnionParam{weather},
+	})
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		acc.AddChunk(s.Current())
+		for _, tc := range s.Current().Choices[0].Delta.ToolCalls {
+			assert.NotEqual(t, retrieval.ToolName, tc.Function.Name, "the gateway's own call reached the client")
+			assert.NotEqual(t, "call_m", tc.ID, "the gateway's own call reached the client")
+		}
+	}
+	require.NoError(t, s.Err())
+	calls := acc.Choices[0].Message.ToolCalls
+	require.Len(t, calls, 1)
+	assert.Equal(t, "get_weather", calls[0].Function.Name)
+	assert.Equal(t, `{"city":"Lisbon"}`, calls[0].Function.Arguments)
+}
+
+func TestTheGatewayAnswersEachOfItsWholeCallsAtOneIndex(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, func(c *gateway.Config) { c.RetrievalTool = true })
+	r.up.QueueChat(
+		wholeCallsStream(
+			[3]string{"call_a", retrieval.ToolName, `{"query":"home city"}`},
+			[3]string{"call_b", retrieval.ToolName, `{"query":"dog"}`},
+		),
+		fakeopenai.Text("Done."),
+	)
+	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("What do you know?")},
+	})
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	require.NoError(t, s.Err())
+	assert.Equal(t, "Done.", acc.Choices[0].Message.Content)
+	assert.Empty(t, acc.Choices[0].Message.ToolCalls)
+	reqs := r.up.ChatRequests()
+	require.Len(t, reqs, 2)
+	msgs := reqs[1].Chat.Messages
+	var results []string
+	for _, m := range msgs {
+		if m.Role == "tool" {
+			results = append(results, m.ToolCallID)
+		}
+	}
+	assert.Equal(t, []string{"call_a", "call_b"}, results, "each call answered under its own id")
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/gateway/internal/toolcalls"
 )
 
 // Stream translates a streamed Chat Completions answer into the Responses
@@ -29,10 +30,11 @@ type Stream struct {
 	reason   string
 	usage    *chatUsage
 
-	items []*streamItem       // output items in order
-	text  *streamItem         // the open message item, or nil
-	calls map[int]*streamItem // open function call items by chat index
-	err   error               // the first write error
+	items []*streamItem   // output items in order
+	text  *streamItem     // the open message item, or nil
+	acc   toolcalls.Calls // the upstream's tool call fragments
+	calls []*streamItem   // function call items by position in acc
+	err   error           // the first write error
 }
 
 // streamItem is one output item being streamed.
@@ -62,7 +64,7 @@ type streamPart struct {
 // describes.
 func NewStream(w io.Writer, meta Meta) *Stream {
 	meta = meta.resolve()
-	return &Stream{w: w, meta: meta, obj: newObject(meta), calls: make(map[int]*streamItem)}
+	return &Stream{w: w, meta: meta, obj: newObject(meta)}
 }
 
 // ID returns the response's id.
@@ -74,16 +76,9 @@ type chatChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    *int   `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Content   *string              `json:"content"`
+			Refusal   *string              `json:"refusal"`
+			ToolCalls []toolcalls.Fragment `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 		Logprobs     *struct {
@@ -150,12 +145,9 @@ func (s *Stream) Chunk(data []byte) error {
 		if d.Refusal != nil && *d.Refusal != "" {
 			s.textDelta(true, *d.Refusal, nil)
 		}
-		for i, tc := range d.ToolCalls {
-			idx := i
-			if tc.Index != nil {
-				idx = *tc.Index
-			}
-			s.callDelta(idx, tc.ID, tc.Function.Name, tc.Function.Arguments)
+		for i, p := range s.acc.Add(d.ToolCalls) {
+			tc := d.ToolCalls[i]
+			s.callDelta(p, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			s.reason = *ch.FinishReason
@@ -171,9 +163,7 @@ func (s *Stream) check(c *chatChunk) error {
 		if ch.Index != 0 {
 			continue
 		}
-		// The ids of the calls open at each index once this chunk's
-		// earlier fragments are taken.
-		open := make(map[int]string)
+		opens := s.acc.Opens(ch.Delta.ToolCalls)
 		for i, tc := range ch.Delta.ToolCalls {
 			idx := i
 			if tc.Index != nil {
@@ -182,17 +172,8 @@ func (s *Stream) check(c *chatChunk) error {
 			if idx < 0 {
 				return fmt.Errorf("%w: upstream chunk's tool call has index %d", ErrInvalid, idx)
 			}
-			id, ok := open[idx]
-			if !ok {
-				if it, was := s.calls[idx]; was {
-					id, ok = it.givenID, true
-				}
-			}
-			if !ok || (tc.ID != "" && tc.ID != id) {
-				if tc.Function.Name == "" {
-					return fmt.Errorf("%w: upstream chunk starts tool call %d without a function name", ErrInvalid, idx)
-				}
-				open[idx] = tc.ID
+			if opens[i] && tc.Function.Name == "" {
+				return fmt.Errorf("%w: upstream chunk starts tool call %d without a function name", ErrInvalid, idx)
 			}
 		}
 	}
@@ -249,15 +230,18 @@ func (s *Stream) textDelta(refusal bool, delta string, logprobs []json.RawMessag
 	s.emit(event{Type: "response.output_text.delta", ItemID: it.id, OutputIndex: ptr(it.index), ContentIndex: ptr(ci), Delta: &delta, Logprobs: list(logprobs)})
 }
 
-// callDelta adds a fragment to the function call with chat index idx,
-// opening its item first. An open message item is closed then, as the
+// callDelta adds a fragment to the function call at position p of s.acc,
+// opening its item first when it is new. An open message item is closed then, as the
 // Responses API finishes a message before the calls that follow it; text
 // after a call opens a new message item.
-func (s *Stream) callDelta(idx int, id, name, args string) {
-	it, open := s.calls[idx]
-	// A new id at an open index is a new call: some servers send each
-	// call whole, all at index 0 or without an index.
-	if !open || (id != "" && id != it.givenID) {
+func (s *Stream) callDelta(p int, id, name, args string) {
+	if p < 0 {
+		return
+	}
+	var it *streamItem
+	if p < len(s.calls) {
+		it = s.calls[p]
+	} else {
 		if s.text != nil {
 			s.closeItem(s.text, "completed")
 			s.text = nil
@@ -267,7 +251,7 @@ func (s *Stream) callDelta(idx int, id, name, args string) {
 			it.callID = newID("call_", 12)
 		}
 		s.items = append(s.items, it)
-		s.calls[idx] = it
+		s.calls = append(s.calls, it)
 		s.emit(event{Type: "response.output_item.added", OutputIndex: ptr(it.index), Item: it.json("in_progress")})
 	}
 	if args == "" {
