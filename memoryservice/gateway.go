@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
@@ -73,16 +75,40 @@ func (g *GatewayStore) NoteScope(ctx context.Context, scope string) error {
 
 // Protect puts h behind the service's browser guard and API keys, as the
 // API's own routes are, and refuses with 403 a key limited to memory
-// stores other than this one.
+// stores other than this one. Its requests get request ids and request
+// logs, and Config.ObserveRequest is told of them as gateway_ operations
+// (gateway_chat_completions, gateway_responses, gateway_models,
+// gateway_memory), refused ones as "other".
 func (g *GatewayStore) Protect(h http.Handler) http.Handler {
 	name := g.def.Name
-	return g.svc.guard(g.svc.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	inner := g.svc.guard(g.svc.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !mayReach(r, name) {
 			refuse(w, r, forbidden(name))
 			return
 		}
-		h.ServeHTTP(w, r)
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		g.svc.observed(r, gatewayOperation(r.URL.Path), rec.status, time.Since(start))
 	})))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.svc.serve(w, r, inner) })
+}
+
+// gatewayOperation names the operation of a request to the gateway at
+// path for Config.ObserveRequest: gateway_ and the route's last word.
+func gatewayOperation(path string) string {
+	rest, _ := strings.CutPrefix(path, "/v1/")
+	switch {
+	case rest == "chat/completions":
+		return "gateway_chat_completions"
+	case rest == "responses":
+		return "gateway_responses"
+	case rest == "models" || strings.HasPrefix(rest, "models/"):
+		return "gateway_models"
+	case rest == "memory" || strings.HasPrefix(rest, "memory/"):
+		return "gateway_memory"
+	}
+	return otherOperation
 }
 
 // Memory is one memory item of a scope, as items:list shows it.

@@ -16,7 +16,6 @@ import (
 // request, as what in snake_case.
 func handle[T any](s *Service, what string, status int, op func(http.ResponseWriter, *http.Request) (T, error)) http.HandlerFunc {
 	name := strings.ReplaceAll(what, " ", "_")
-	observe := s.cfg.ObserveRequest
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		v, err := op(w, r)
@@ -26,12 +25,7 @@ func handle[T any](s *Service, what string, status int, op func(http.ResponseWri
 		} else {
 			writeJSON(w, status, v)
 		}
-		if observe != nil {
-			observe(name, code, time.Since(start))
-			if done, ok := r.Context().Value(observedKey{}).(*bool); ok {
-				*done = true
-			}
-		}
+		s.observed(r, name, code, time.Since(start))
 	}
 }
 

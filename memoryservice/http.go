@@ -12,7 +12,11 @@ import (
 )
 
 // ServeHTTP serves the API with request ids and request logs.
-func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r, s.mux) }
+
+// serve serves r with h, giving it a request id, logging it, and telling
+// Config.ObserveRequest of a request no operation of h observed.
+func (s *Service) serve(w http.ResponseWriter, r *http.Request, h http.Handler) {
 	start := time.Now()
 	id := r.Header.Get("x-ms-client-request-id")
 	if id == "" || len(id) > 128 {
@@ -25,7 +29,7 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.ObserveRequest != nil {
 		r = r.WithContext(context.WithValue(r.Context(), observedKey{}, &observed))
 	}
-	s.mux.ServeHTTP(rec, r)
+	h.ServeHTTP(rec, r)
 	if s.cfg.ObserveRequest != nil && !observed {
 		// Refused before an operation (401, 403, 415, 421, 429), an
 		// unknown route, or MCP's endpoint.
@@ -46,6 +50,18 @@ const otherOperation = "other"
 // observedKey carries, in a request's context, the flag handle sets once
 // it has told Config.ObserveRequest of the request.
 type observedKey struct{}
+
+// observed tells Config.ObserveRequest of r, answered with status after
+// d, as op, and marks it told.
+func (s *Service) observed(r *http.Request, op string, status int, d time.Duration) {
+	if s.cfg.ObserveRequest == nil {
+		return
+	}
+	s.cfg.ObserveRequest(op, status, d)
+	if done, ok := r.Context().Value(observedKey{}).(*bool); ok {
+		*done = true
+	}
+}
 
 type statusRecorder struct {
 	http.ResponseWriter

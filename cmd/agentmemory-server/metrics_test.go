@@ -180,3 +180,27 @@ func TestMetricsAddr(t *testing.T) {
 	err = run(t.Context(), []string{"-addr", "127.0.0.1:0", "-db", t.TempDir() + "/m.db", "-metrics-addr", "127.0.0.1:bad"}, env(nil), io.Discard, nil)
 	assert.ErrorContains(t, err, "-metrics-addr")
 }
+
+// The gateway's requests are counted and logged like the API's: by
+// operation and status, refused ones as "other".
+func TestMetricsCountTheGatewaysRequests(t *testing.T) {
+	const key = "metrics-gateway-key-0123456789"
+	srv := fakeopenai.New(t)
+	srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply { return chatReply(r) })
+	base, logs := serve(t, map[string]string{"AGENTMEMORY_SERVER_KEYS": key, "OPENAI_BASE_URL": srv.URL(), "OPENAI_CHAT_MODEL": "env-chat",
+		"OPENAI_EMBEDDING_MODEL": "env-emb", "OPENAI_EMBEDDING_DIMENSIONS": "8"})
+
+	body := map[string]any{"model": "env-chat", "user": "alice", "messages": []any{map[string]any{"role": "user", "content": "Hello there."}}}
+	code, out := call(t, "POST", base+"/v1/chat/completions", key, body)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	code, _ = call(t, "POST", base+"/v1/chat/completions", "", body)
+	require.Equal(t, http.StatusUnauthorized, code)
+
+	fams := scrape(t, base+"/metrics", key)
+	req := func(op, status string) float64 {
+		return value(fams, "agentmemory_http_request_duration_seconds", "operation", op, "status", status)
+	}
+	assert.Equal(t, 1.0, req("gateway_chat_completions", "200"))
+	assert.Equal(t, 1.0, req("other", "401"), "refused before the gateway")
+	assert.Regexp(t, `http request.*path=/v1/chat/completions status=200`, logs.String())
+}
