@@ -110,6 +110,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 		{"ttl", "POST", "/memory_stores", map[string]any{"name": "a", "definition": map[string]any{"kind": "default", "chat_model": "m", "embedding_model": "e", "options": map[string]any{"default_ttl_seconds": -1}}}, 400, "definition.options.default_ttl_seconds"},
 		{"too many metadata keys", "POST", "/memory_stores/support", map[string]any{"metadata": manyKeys(17)}, 400, "metadata"},
 		{"oversized body", "POST", "/memory_stores", `{"name":"` + strings.Repeat("a", 5000) + `"}`, 413, "body"},
+		{"oversized MCP body", "POST", "/mcp/support/a", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("a", 5000) + `"}}`, 413, "body"},
 		{"unknown store", "GET", "/memory_stores/nope", nil, 404, "name"},
 		{"bad list limit", "GET", "/memory_stores?limit=0", nil, 400, "limit"},
 		{"bad list order", "GET", "/memory_stores?order=up", nil, 400, "order"},

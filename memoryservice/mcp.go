@@ -1,7 +1,10 @@
 package memoryservice
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +34,19 @@ func (s *Service) serveMCP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "mcp", err)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	// The body is read here, so that one over the limit gets the API's
+	// 413, not the library's plain text.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.fail(w, r, "mcp", tooLarge(tooBig.Limit))
+		} else {
+			s.fail(w, r, "mcp", badRequest("body", "body: %v", err))
+		}
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	srv, err := mcpserver.New(p, s.st, mcpserver.Config{UserID: userID})
 	if err != nil {
 		s.fail(w, r, "mcp", err)
@@ -42,7 +57,7 @@ func (s *Service) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// call is dispatched, from the call the library itself parsed.
 	srv.AddReceivingMiddleware(s.mcpScope(def, scope, userID))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: bounded(s.log)})
 	h.ServeHTTP(w, r)
 }
 
