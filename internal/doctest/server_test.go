@@ -1,0 +1,233 @@
+package doctest
+
+import (
+	"bufio"
+	"context"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+)
+
+// serverKey is the API key the snippets' server accepts, as AGENTMEMORY_KEY.
+const serverKey = "doctest-key-0123456789"
+
+// goBuild builds the main package pkg of module into the executable bin.
+func goBuild(ctx context.Context, goTool, module, pkg, bin string) error {
+	cmd := exec.CommandContext(ctx, goTool, "build", "-o", bin, pkg)
+	cmd.Dir = module
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return nil
+}
+
+// docServer is a running agentmemory-server as the snippets reach it:
+// over HTTPS, through a proxy that records every exchange.
+type docServer struct {
+	url    string // the proxy's https origin: AGENTMEMORY_URL
+	caFile string // PEM of the proxy's certificate
+	rec    *recorder
+	logs   *syncBuffer // the server's log
+}
+
+// env is what a snippet runs with: the address and key the docs name, and
+// the proxy's certificate where curl, Node.js and Go look for extra roots.
+func (s *docServer) env() []string {
+	return append(os.Environ(),
+		"AGENTMEMORY_URL="+s.url,
+		"AGENTMEMORY_KEY="+serverKey,
+		"CURL_CA_BUNDLE="+s.caFile,
+		"NODE_EXTRA_CA_CERTS="+s.caFile,
+		"SSL_CERT_FILE="+s.caFile,
+	)
+}
+
+var servingAddr = regexp.MustCompile(`msg="agentmemory-server: serving the Memory Store API" addr=(\S+)`)
+
+// startServer runs bin with a key, the offline models, a SQLite file in a
+// temporary directory and the gateway in front of upstream, behind a TLS
+// proxy; it is stopped with SIGTERM, and must drain cleanly, when the test
+// ends.
+func startServer(t *testing.T, bin string, upstream *fakeopenai.Server) *docServer {
+	t.Helper()
+	dir := t.TempDir()
+	logs := &syncBuffer{}
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "memory.db"), "-offline",
+		"-trust-forwarded", "-gateway-upstream", upstream.URL())
+	// Not the test's environment: a model or Cosmos DB configured there
+	// must not reach the server.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "AGENTMEMORY_SERVER_KEYS=" + serverKey, "OPENAI_API_KEY=upstream-key"}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting agentmemory-server: %v", err)
+	}
+	addr := make(chan string, 1)
+	exited := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.add(sc.Text() + "\n")
+			if m := servingAddr.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		exited <- cmd.Wait() // after the pipe's last read, as Wait requires
+	}()
+	var backend string
+	select {
+	case backend = <-addr:
+	case err := <-exited:
+		t.Fatalf("agentmemory-server stopped before serving: %v\n%s", err, logs)
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("agentmemory-server did not say where it serves within a minute:\n%s", logs)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("agentmemory-server did not drain cleanly: %v\n%s", err, logs)
+			}
+		case <-time.After(40 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("agentmemory-server did not stop within 40 s of SIGTERM:\n%s", logs)
+		}
+	})
+
+	target := &url.URL{Scheme: "http", Host: backend}
+	rec := &recorder{proxy: &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.SetXForwarded() // the server is started with -trust-forwarded
+		},
+		FlushInterval: -1, // streams pass through as they come
+	}}
+	proxy := httptest.NewUnstartedServer(rec)
+	proxy.StartTLS()
+	t.Cleanup(proxy.Close)
+	caFile := filepath.Join(dir, "proxy-ca.pem")
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: proxy.Certificate().Raw})
+	if err := os.WriteFile(caFile, ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &docServer{url: proxy.URL, caFile: caFile, rec: rec, logs: logs}
+}
+
+// exchange is one request a snippet made and the status it was answered.
+type exchange struct {
+	method, path string
+	status       int
+	body         string // the start of the answer when it is an error
+}
+
+func (e exchange) String() string {
+	s := fmt.Sprintf("%s %s: %d", e.method, e.path, e.status)
+	if e.body != "" {
+		s += " " + strings.TrimSpace(e.body)
+	}
+	return s
+}
+
+// recorder is the proxy between the snippets and the server. A snippet is
+// judged by what the server answered it, not only by its exit status:
+// curl -s exits 0 on a 404.
+type recorder struct {
+	proxy *httputil.ReverseProxy
+	mu    sync.Mutex
+	seen  []exchange
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sw := &statusWriter{ResponseWriter: w}
+	rec.proxy.ServeHTTP(sw, r)
+	if sw.status == 0 {
+		sw.status = http.StatusOK
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.seen = append(rec.seen, exchange{method: r.Method, path: r.URL.RequestURI(), status: sw.status, body: sw.errBody.String()})
+}
+
+// take returns the exchanges recorded since the last take.
+func (rec *recorder) take() []exchange {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	seen := rec.seen
+	rec.seen = nil
+	return seen
+}
+
+// statusWriter keeps an answer's status and, for an error, the start of
+// its body.
+type statusWriter struct {
+	http.ResponseWriter
+	status  int
+	errBody strings.Builder
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 { // 1xx answers come before the status
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.status >= 400 && w.errBody.Len() < 512 {
+		w.errBody.Write(p[:min(len(p), 512-w.errBody.Len())])
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController flush a stream through the proxy.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// syncBuffer is a log written by one goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) add(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(p)
+}
+
+func (s *syncBuffer) String() string { return s.since(0) }
+
+// len is how much has been written so far, for since.
+func (s *syncBuffer) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Len()
+}
+
+// since returns what was written after the first n bytes.
+func (s *syncBuffer) since(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()[n:]
+}
