@@ -46,6 +46,26 @@ type runner struct {
 	programs                 map[string]program // by block (file:line), from buildAll
 }
 
+func newRunner(t *testing.T, goTool string) *runner {
+	t.Helper()
+	r := &runner{goTool: goTool}
+	r.bash, _ = exec.LookPath("bash")
+	r.curl, _ = exec.LookPath("curl")
+	r.node, _ = exec.LookPath("node")
+	modules, err := filepath.Abs(filepath.Join(npmDir, "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range npmPackages {
+		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(p), "package.json")); err != nil {
+			r.missingNPM = p
+			return r
+		}
+	}
+	r.nodeModules = modules
+	return r
+}
+
 // program is a Go program block, built.
 type program struct {
 	bin string
@@ -81,26 +101,6 @@ func (r *runner) buildAll(t *testing.T, blocks []block) (string, error) {
 	}
 	wg.Wait()
 	return server, serverErr
-}
-
-func newRunner(t *testing.T, goTool string) *runner {
-	t.Helper()
-	r := &runner{goTool: goTool}
-	r.bash, _ = exec.LookPath("bash")
-	r.curl, _ = exec.LookPath("curl")
-	r.node, _ = exec.LookPath("node")
-	modules, err := filepath.Abs(filepath.Join(npmDir, "node_modules"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range npmPackages {
-		if _, err := os.Stat(filepath.Join(modules, filepath.FromSlash(p), "package.json")); err != nil {
-			r.missingNPM = p
-			return r
-		}
-	}
-	r.nodeModules = modules
-	return r
 }
 
 // ready skips t, or fails it in CI, when a tool b needs is missing.
