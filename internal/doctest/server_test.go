@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -156,51 +157,62 @@ func (e exchange) String() string {
 type recorder struct {
 	proxy *httputil.ReverseProxy
 	mu    sync.Mutex
-	seen  []exchange
+	seen  []*exchange // each filled in as its answer is written
 }
 
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &statusWriter{ResponseWriter: w, rec: rec, method: r.Method, path: r.URL.RequestURI()}
 	rec.proxy.ServeHTTP(sw, r)
-	if sw.status == 0 {
-		sw.status = http.StatusOK
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	rec.seen = append(rec.seen, exchange{method: r.Method, path: r.URL.RequestURI(), status: sw.status, body: sw.errBody.String()})
+	sw.record(http.StatusOK) // an answer without a body or a status
 }
 
 // take returns the exchanges recorded since the last take.
 func (rec *recorder) take() []exchange {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	seen := rec.seen
+	seen := make([]exchange, len(rec.seen))
+	for i, e := range rec.seen {
+		seen[i] = *e
+	}
 	rec.seen = nil
 	return seen
 }
 
-// statusWriter keeps an answer's status and, for an error, the start of
-// its body.
+// statusWriter records its exchange as the status is written, before the
+// client can have it: a snippet that exits once it has its answer finds
+// the exchange recorded, though the proxy's handler may return later. For
+// an error it also keeps the start of the body.
 type statusWriter struct {
 	http.ResponseWriter
-	status  int
-	errBody strings.Builder
+	rec          *recorder
+	method, path string
+	ex           *exchange // nil until the status is written
+}
+
+// record records the exchange with status, unless it is recorded already.
+func (w *statusWriter) record(status int) {
+	w.rec.mu.Lock()
+	defer w.rec.mu.Unlock()
+	if w.ex == nil {
+		w.ex = &exchange{method: w.method, path: w.path, status: status}
+		w.rec.seen = append(w.rec.seen, w.ex)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 && code >= 200 { // 1xx answers come before the status
-		w.status = code
+	if code >= 200 { // 1xx answers come before the status
+		w.record(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+	w.record(http.StatusOK)
+	w.rec.mu.Lock()
+	if w.ex.status >= 400 && len(w.ex.body) < 512 {
+		w.ex.body += string(p[:min(len(p), 512-len(w.ex.body))])
 	}
-	if w.status >= 400 && w.errBody.Len() < 512 {
-		w.errBody.Write(p[:min(len(p), 512-w.errBody.Len())])
-	}
+	w.rec.mu.Unlock()
 	return w.ResponseWriter.Write(p)
 }
 
@@ -233,4 +245,39 @@ func (s *syncBuffer) since(n int) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()[n:]
+}
+
+// TestRecorderRecordsBeforeTheClientHasTheAnswer: a snippet's last
+// exchange is its own once the snippet has its answer, even though the
+// proxy's handler returns later (here, a stream that goes on).
+func TestRecorderRecordsBeforeTheClientHasTheAnswer(t *testing.T) {
+	release := make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"code":"not_found"}}`)
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer backend.Close()
+	target, err := url.Parse(backend.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{proxy: &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1}}
+	proxy := httptest.NewServer(rec)
+	defer proxy.Close()
+	defer close(release) // first: the stream ends, then the servers close
+
+	resp, err := http.Get(proxy.URL + "/memory_stores/nowhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d through the proxy, want 404", resp.StatusCode)
+	}
+	got := rec.take()
+	if len(got) != 1 || got[0].method != "GET" || got[0].path != "/memory_stores/nowhere" || got[0].status != http.StatusNotFound {
+		t.Fatalf("recorded %v once the client had the answer's status, want the one GET answered 404", got)
+	}
 }
