@@ -1,8 +1,6 @@
 package doctest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,70 +12,31 @@ import (
 	"time"
 )
 
-// repoRoot is the repository's root, two levels above this package.
-const repoRoot = "../.."
-
 // adkModule is the import path that sends a snippet to the ADK module.
 const adkModule = "github.com/agentmemory/agentmemory/integrations/adk"
 
-// docFiles lists README.md and docs/*.md, relative to the repository root.
-func docFiles(t *testing.T) []string {
+// goPackageDir writes code as the one file of a new package directory
+// inside the module that builds it (integrations/adk when the code
+// imports that module, the root module otherwise), removed when the test
+// ends. It returns the module's directory and the package's, relative to
+// it ("./_doctest-…").
+func goPackageDir(t *testing.T, code string) (module, pkg string) {
 	t.Helper()
-	files := []string{"README.md"}
-	pages, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	module = repoRoot
+	if strings.Contains(code, `"`+adkModule+`"`) {
+		module = filepath.Join(repoRoot, "integrations", "adk")
+	}
+	// A directory starting with "_" is left out of ./... patterns, so a
+	// run of the whole tree meanwhile does not meet it.
+	dir, err := os.MkdirTemp(module, "_doctest-")
 	if err != nil {
-		t.Fatalf("listing docs: %v", err)
+		t.Fatal(err)
 	}
-	for _, p := range pages {
-		rel, err := filepath.Rel(repoRoot, p)
-		if err != nil {
-			t.Fatalf("docs page %s: %v", p, err)
-		}
-		files = append(files, rel)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "snippet.go"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	return files
-}
-
-// snippet is one fenced go block of a document.
-type snippet struct {
-	file string // relative to the repository root
-	line int    // of the opening fence
-	code string
-}
-
-// goSnippets returns the ```go blocks of a Markdown document.
-func goSnippets(file string, text []byte) ([]snippet, error) {
-	var (
-		out  []snippet
-		cur  *snippet
-		body strings.Builder
-		line int
-	)
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	for sc.Scan() {
-		line++
-		l := sc.Text()
-		trimmed := strings.TrimSpace(l)
-		switch {
-		case cur == nil && trimmed == "```go":
-			cur = &snippet{file: file, line: line}
-			body.Reset()
-		case cur != nil && trimmed == "```":
-			cur.code = body.String()
-			out = append(out, *cur)
-			cur = nil
-		case cur != nil:
-			body.WriteString(l)
-			body.WriteByte('\n')
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
-	}
-	if cur != nil {
-		return nil, fmt.Errorf("%s:%d: go block not closed", file, cur.line)
-	}
-	return out, nil
+	return module, "./" + filepath.Base(dir)
 }
 
 var packageClause = regexp.MustCompile(`(?m)^package [a-z][a-z0-9_]*\s*$`)
@@ -90,17 +49,11 @@ func TestGoSnippetsCompile(t *testing.T) {
 	if err != nil {
 		t.Skipf("no go command on PATH: %v", err)
 	}
-	var all []snippet
-	for _, f := range docFiles(t) {
-		text, err := os.ReadFile(filepath.Join(repoRoot, f))
-		if err != nil {
-			t.Fatal(err)
+	var all []block
+	for _, b := range docBlocks(t) {
+		if b.lang == "go" {
+			all = append(all, b)
 		}
-		s, err := goSnippets(f, text)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, s...)
 	}
 	if len(all) == 0 {
 		t.Fatal("no go snippet found in README.md or docs/: the extraction is broken")
@@ -110,23 +63,10 @@ func TestGoSnippetsCompile(t *testing.T) {
 			if !packageClause.MatchString(s.code) {
 				t.Fatalf("%s:%d: a go snippet must be a whole file, starting with a package clause", s.file, s.line)
 			}
-			module := repoRoot
-			if strings.Contains(s.code, `"`+adkModule+`"`) {
-				module = filepath.Join(repoRoot, "integrations", "adk")
-			}
-			// A directory starting with "_" is left out of ./... patterns,
-			// so a run of the whole tree meanwhile does not meet it.
-			dir, err := os.MkdirTemp(module, "_doctest-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(dir) })
-			if err := os.WriteFile(filepath.Join(dir, "snippet.go"), []byte(s.code), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			module, pkg := goPackageDir(t, s.code)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, goTool, "vet", "./"+filepath.Base(dir))
+			cmd := exec.CommandContext(ctx, goTool, "vet", pkg)
 			cmd.Dir = module
 			cmd.Env = append(os.Environ(), "GOWORK=off")
 			if out, err := cmd.CombinedOutput(); err != nil {
