@@ -66,16 +66,10 @@ func openLauncher(tb testing.TB, mod func(*Config)) *Store {
 }
 
 // TestConformance runs store/storetest over HTTP against the Cosmos
-// protocol test server, with each full-text mode.
+// protocol test server.
 func TestConformance(t *testing.T) {
 	cosmostest.Endpoint(t) // skips as a whole without the server
-	for _, mode := range []FullTextMode{FullTextNative, FullTextGo} {
-		t.Run(string(mode), func(t *testing.T) {
-			storetest.RunConformance(t, func(t *testing.T) store.Store {
-				return openLauncher(t, func(c *Config) { c.FullText = mode })
-			})
-		})
-	}
+	storetest.RunConformance(t, func(t *testing.T) store.Store { return openLauncher(t, nil) })
 }
 
 // textCandidateCap is the MaxTextCandidates of the candidate cases'

@@ -56,10 +56,11 @@
 //   - vector, per field: SELECT TOP @k c.id, VectorDistance(c.<field>, @v)
 //     AS score ... ORDER BY VectorDistance(c.<field>, @v), k =
 //     max(TopK, 100), dropping similarities under MinSimilarity;
-//   - full text: the candidates matching any query word, read with their
+//   - full text: the candidates holding any query word, read with their
 //     text fields and ranked by BM25 here (k1 1.2, b 0.75), with the
 //     document count and average length of the filtered documents from one
-//     aggregate query.
+//     aggregate query; the best max(TopK, 100) take part in fusion, as in
+//     store/sqlite.
 //
 // The legs are fused with driver.Combine, so Hit.Score is exactly the RRF
 // of the contract, and the winners are loaded with one more query. The
@@ -68,13 +69,36 @@
 // but neither Hit.Score nor Similarity nor TextScore, and its BM25 (with
 // stemming and stop words) is not the contract's whole-word match.
 //
-// Full-text candidates are found natively with FullTextContainsAny over the
-// full-text paths, or with ARRAY_CONTAINS over search_terms, a list of the
-// document's distinct words that the store writes with every document (see
-// FullTextMode). In the default FullTextAuto mode, a 400 from the native
-// query (an account without full-text search) switches the store to
-// search_terms for good, logged at Info. Either way, scores are computed on
-// whole words, so a service that also matches stems finds no extra hits.
+// # Full-text candidates
+//
+// A document is a full-text candidate when it holds a query word:
+// ARRAY_CONTAINS over search_terms, the distinct lower-cased words of the
+// kind's text fields (list fields included) that the store writes with
+// every document, each word a parameter. These are exactly the documents
+// whose BM25 over those words is above zero, whatever the service's
+// full-text index makes of them. The service's FullTextContainsAny is not
+// used: its index drops English stopwords and does not search arrays of
+// strings (a full-text path cannot name array elements), so a document
+// holding a query word only in key_topics, metadata.entities or
+// metadata.mentioned_topics, or only as a word the service calls a
+// stopword ("it", "to", "the"), was never a candidate on a real account;
+// and its stemming found candidates that the whole-word scores then
+// dropped. Config.FullText is ignored. ARRAY_CONTAINS is served by the
+// range index every path has; the containers' full-text policy and indexes
+// are still provisioned, and no query of the store needs them.
+//
+// At most Config.MaxTextCandidates candidates are read with their text and
+// scored, and when more match, they are the best: the candidate query asks
+// for one more than the cap, and only if that one comes back does a scan
+// list the candidates without their text (their id, search_length and
+// which query words each holds; at most ten times the cap), rank them by
+// the BM25 each would have if it held each of its query words once (a
+// lower bound of its score, from exact document counts over the list and
+// the filtered documents' statistics: rare words and short documents
+// first), and read the text of the best MaxTextCandidates that the first
+// query did not. A text search is so three queries under the cap
+// (statistics and candidates concurrently, then the hits) and five past
+// it (the scan, then the best candidates' text).
 //
 // # Tests
 //
