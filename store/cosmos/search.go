@@ -322,9 +322,11 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 	// read when all were, else over the scan's list.
 	var df map[string]int
 	if len(docs) > limit {
-		if docs, df, err = bestCandidates(ctx, s, kind, userID, r, terms, docs, idOf, n, total); err != nil {
+		var listed int
+		if docs, df, listed, err = bestCandidates(ctx, s, kind, userID, r, terms, docs, idOf, n, total); err != nil {
 			return nil, err
 		}
+		n = max(n, float64(listed))
 	}
 
 	type cand struct {
@@ -387,7 +389,9 @@ type scanned struct {
 	ID     string `json:"id"`
 	Length int    `json:"search_length"`
 	Has    []bool `json:"has"`
-	bound  float64
+	// bound is its BM25 if it held each of those words once: a lower
+	// bound of its score.
+	bound float64
 }
 
 // bestCandidates lists the candidates of r without their text (at most
@@ -395,25 +399,25 @@ type scanned struct {
 // if it held each of its query words once — a lower bound of its score,
 // with exact document counts, lengths and corpus statistics; ties by id —
 // and returns the best MaxTextCandidates with their text, reusing those of
-// read and reading the others, and each term's document count over the
-// list.
+// read and reading the others, each term's document count over the list,
+// and the list's length.
 func bestCandidates[T any](ctx context.Context, s *Store, kind store.Kind, userID string, r store.SearchRequest, terms []string,
-	read []*T, idOf func(*T) string, n, total float64) ([]*T, map[string]int, error) {
+	read []*T, idOf func(*T) string, n, total float64) (best []*T, df map[string]int, listed int, err error) {
 	limit := s.cfg.MaxTextCandidates
 	sql, params := textScanQuery(kind, userID, r, terms, textScanFactor*limit)
 	items, err := s.query(ctx, kind, userID, sql, params)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	rows := make([]scanned, 0, len(items))
-	df := make(map[string]int, len(terms))
+	df = make(map[string]int, len(terms))
 	for _, b := range items {
 		var row scanned
 		if err := json.Unmarshal(b, &row); err != nil {
-			return nil, nil, fmt.Errorf("decode candidate: %w", err)
+			return nil, nil, 0, fmt.Errorf("decode candidate: %w", err)
 		}
 		if len(row.Has) != len(terms) {
-			return nil, nil, fmt.Errorf("decode candidate %s: %d word flags for %d words", row.ID, len(row.Has), len(terms))
+			return nil, nil, 0, fmt.Errorf("decode candidate %s: %d word flags for %d words", row.ID, len(row.Has), len(terms))
 		}
 		for i, has := range row.Has {
 			if has {
@@ -422,7 +426,8 @@ func bestCandidates[T any](ctx context.Context, s *Store, kind store.Kind, userI
 		}
 		rows = append(rows, row)
 	}
-	n = max(n, float64(len(rows)))
+	listed = len(rows)
+	n = max(n, float64(listed))
 	avg := 1.0
 	if n > 0 && total > 0 {
 		avg = total / n
@@ -463,23 +468,23 @@ func bestCandidates[T any](ctx context.Context, s *Store, kind store.Kind, userI
 		sql, params := textLoadQuery(kind, userID, r, missing)
 		items, err := s.query(ctx, kind, userID, sql, params)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		for _, b := range items {
 			d, err := decode[T](b)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, 0, err
 			}
 			byID[idOf(d)] = d
 		}
 	}
-	best := make([]*T, 0, len(rows))
+	best = make([]*T, 0, len(rows))
 	for _, row := range rows {
 		if d, ok := byID[row.ID]; ok {
 			best = append(best, d)
 		}
 	}
-	return best, df, nil
+	return best, df, listed, nil
 }
 
 // NativeFullText reports whether the full-text leg matches candidates
