@@ -213,33 +213,33 @@ func (q *sqlQuery) textMatch(terms []string) (string, []string) {
 	return "(" + strings.Join(ors, " OR ") + ")", names
 }
 
-// textQueries returns the full-text leg's candidate query — at most max
+// textQueries returns the full-text leg's candidate query — at most limit
 // candidates with the text fields they are scored on — and the BM25
 // statistics query over the same filtered documents.
-func textQueries(kind store.Kind, userID string, r store.SearchRequest, terms []string, max int) (cand string, candParams []azcosmos.QueryParameter, stats string, statsParams []azcosmos.QueryParameter) {
+func textQueries(kind store.Kind, userID string, r store.SearchRequest, terms []string, limit int) (cand string, candParams []azcosmos.QueryParameter, stats string, statsParams []azcosmos.QueryParameter) {
 	sq := newQuery(userID)
 	sq.searchFilters(kind, r)
 	stats = "SELECT COUNT(1) AS n, SUM(c.search_length) AS total FROM c" + sq.whereClause()
 
 	cq := newQuery(userID)
 	cq.searchFilters(kind, r)
-	top := cq.param(max)
+	top := cq.param(limit)
 	match, _ := cq.textMatch(terms)
 	cq.cond(match)
 	cand = "SELECT TOP " + top + " " + textProjection(kind) + " FROM c" + cq.whereClause()
 	return cand, cq.params, stats, sq.params
 }
 
-// textScanQuery returns the query that lists at most max candidates
+// textScanQuery returns the query that lists at most limit candidates
 // without their text: each one's id, length and, per query word, whether
 // it holds it.
 //
 //	SELECT TOP @n c.id, c.search_length, [ARRAY_CONTAINS(c.search_terms, @w1), ...] AS has
 //	FROM c WHERE <filters> AND (ARRAY_CONTAINS(c.search_terms, @w1) OR ...)
-func textScanQuery(kind store.Kind, userID string, r store.SearchRequest, terms []string, max int) (string, []azcosmos.QueryParameter) {
+func textScanQuery(kind store.Kind, userID string, r store.SearchRequest, terms []string, limit int) (string, []azcosmos.QueryParameter) {
 	q := newQuery(userID)
 	q.searchFilters(kind, r)
-	top := q.param(max)
+	top := q.param(limit)
 	match, names := q.textMatch(terms)
 	q.cond(match)
 	has := make([]string, len(names))
@@ -270,7 +270,7 @@ const textScanFactor = 10
 // most Config.MaxTextCandidates of them are read and scored, and when
 // more match, those read are the best: one query reads the candidates'
 // text, up to one more than the cap; only if that one more came back does
-// a scan list the candidates without their text (scanCandidates), rank
+// a scan list the candidates without their text (bestCandidates), rank
 // them by the score each would have if it held each of its query words
 // once, and the best MaxTextCandidates are read.
 func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID string, r store.SearchRequest, terms []string,
