@@ -1,7 +1,8 @@
 // Package cosmostest runs a Cosmos DB for NoSQL test server for the tests of
 // a package: the stock @vercel/cosmosdb-server, extended by our launcher
-// (server/launcher.js) with VectorDistance, full-text search, ORDER BY on
-// expressions, ORDER BY RANK RRF, OFFSET/LIMIT, partition-scoped queries and
+// (server/launcher.js) with VectorDistance, full-text search as the service
+// documents it (words stemmed, English stopwords dropped, arrays of strings
+// not searched), ORDER BY on expressions, ORDER BY RANK RRF, OFFSET/LIMIT, partition-scoped queries and
 // 404s for missing items, on 127.0.0.1 over plain HTTP.
 //
 // # Use

@@ -54,10 +54,10 @@ func BenchmarkSessionStateWrite(b *testing.B) {
 	reportStats(b, s, before)
 }
 
-func BenchmarkHybridSearch(b *testing.B) {
-	s := openLauncher(b, nil)
-	ctx := b.Context()
-	rng := rand.New(rand.NewPCG(1, 2))
+// putBenchCorpus writes 200 interactions of the financial-advice kind:
+// every one holds "plan", most "retirement" or "ira".
+func putBenchCorpus(b *testing.B, s *Store, rng *rand.Rand) {
+	b.Helper()
 	topics := []string{"retirement", "ira", "bonds", "mortgage", "budget", "taxes", "college", "insurance", "stocks", "savings"}
 	const docs = 200
 	for i := range docs {
@@ -70,8 +70,15 @@ func BenchmarkHybridSearch(b *testing.B) {
 			Summary:  "the user asked about " + topics[i%len(topics)],
 			Metadata: store.Metadata{MentionedTopics: []string{topics[i%len(topics)]}, Entities: []string{"Vanguard"}},
 		}
-		require.NoError(b, s.PutInteraction(ctx, "alice", d))
+		require.NoError(b, s.PutInteraction(b.Context(), "alice", d))
 	}
+}
+
+func BenchmarkHybridSearch(b *testing.B) {
+	s := openLauncher(b, nil)
+	ctx := b.Context()
+	rng := rand.New(rand.NewPCG(1, 2))
+	putBenchCorpus(b, s, rng)
 	q := store.SearchRequest{Text: "roth ira retirement plan", Vector: randVec(rng), TopK: 5}
 	before := s.Stats()
 	b.ResetTimer()
@@ -82,6 +89,32 @@ func BenchmarkHybridSearch(b *testing.B) {
 		}
 	}
 	reportStats(b, s, before)
+}
+
+// BenchmarkTextSearch is a full-text search over 200 matching
+// interactions, with every candidate read (under the cap) and with
+// MaxTextCandidates 50 (past the cap: the best 50 are read).
+func BenchmarkTextSearch(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		max  int
+	}{{"under-cap", 0}, {"past-cap", 50}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := openLauncher(b, func(cfg *Config) { cfg.MaxTextCandidates = c.max })
+			ctx := b.Context()
+			putBenchCorpus(b, s, rand.New(rand.NewPCG(1, 2)))
+			q := store.SearchRequest{Text: "roth ira retirement plan", TopK: 5}
+			before := s.Stats()
+			b.ResetTimer()
+			for b.Loop() {
+				hits, err := s.SearchInteractions(ctx, "alice", q)
+				if err != nil || len(hits) != 5 {
+					b.Fatal(len(hits), err)
+				}
+			}
+			reportStats(b, s, before)
+		})
+	}
 }
 
 func benchSession() *store.Session {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -55,21 +54,21 @@ const (
 	Flat          VectorIndexType = "flat"
 )
 
-// FullTextMode selects how the full-text leg finds its candidates.
+// FullTextMode selected how the full-text leg found its candidates.
+//
+// Deprecated: the full-text leg always finds its candidates with
+// ARRAY_CONTAINS over the search_terms array the store writes into every
+// document (see the package doc); Config.FullText is ignored.
 type FullTextMode string
 
-// Full-text modes.
+// Full-text modes, all ignored.
 const (
-	// FullTextAuto (the zero value) starts native and switches to
-	// FullTextGo for good on the first 400 saying the account does not
-	// support full-text search, logging the switch at Info.
+	// Deprecated: ignored, as is every FullTextMode.
 	FullTextAuto FullTextMode = ""
-	// FullTextNative matches candidates with FullTextContainsAny over the
-	// full-text-indexed paths (the account needs full-text search).
+	// Deprecated: ignored: the service's FullTextContainsAny drops
+	// stopwords and does not search arrays, so it missed candidates.
 	FullTextNative FullTextMode = "native"
-	// FullTextGo matches candidates with ARRAY_CONTAINS over the
-	// search_terms array the store writes into every document (range
-	// index only: works on every account and emulator).
+	// Deprecated: ignored: this is what the store always does.
 	FullTextGo FullTextMode = "go"
 )
 
@@ -105,11 +104,14 @@ type Config struct {
 	// autoscale throughput up to that many RU/s (at least 1000). Zero
 	// sends no throughput: the serverless default.
 	AutoscaleMaxRU int32
-	// FullText selects how the full-text leg finds candidates; the zero
-	// value is FullTextAuto.
+	// FullText is ignored.
+	//
+	// Deprecated: candidates always come from search_terms.
 	FullText FullTextMode
-	// MaxTextCandidates caps the documents the full-text leg reads and
-	// scores per search; zero means DefaultMaxTextCandidates.
+	// MaxTextCandidates caps the documents whose text the full-text leg
+	// reads and scores per search; zero means DefaultMaxTextCandidates.
+	// When more documents match, the leg reads the best of them (see the
+	// package doc), listing at most ten times the cap to choose.
 	MaxTextCandidates int
 	// ExactVectorSearch makes every VectorDistance a brute-force scan of
 	// the exact vectors (its third argument, true) instead of using the
@@ -122,7 +124,7 @@ type Config struct {
 	// retry-after longer than Retry.MaxRetryDelay (60 s by default) fails
 	// the call at once instead.
 	ClientOptions *azcosmos.ClientOptions
-	// Logger receives provisioning and full-text fallback (Info) and one
+	// Logger receives provisioning (Info) and one
 	// Debug record per request with its request charge; nil discards them.
 	Logger *slog.Logger
 }
@@ -137,10 +139,6 @@ type Store struct {
 	v      driver.Validator
 	log    *slog.Logger
 	cfg    Config
-
-	// nativeText is true while the full-text leg uses FullTextContainsAny.
-	nativeText atomic.Bool
-	fallback   sync.Once
 
 	stats  stats
 	closed atomic.Bool
@@ -210,7 +208,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		},
 		conts: make(map[store.Kind]*azcosmos.ContainerClient, 3),
 	}
-	s.nativeText.Store(cfg.FullText != FullTextGo)
 	if s.db, err = client.NewDatabase(cfg.Database); err != nil {
 		client.Close()
 		return nil, fmt.Errorf("cosmos: database %q: %w", cfg.Database, err)

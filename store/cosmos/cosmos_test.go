@@ -66,16 +66,24 @@ func openLauncher(tb testing.TB, mod func(*Config)) *Store {
 }
 
 // TestConformance runs store/storetest over HTTP against the Cosmos
-// protocol test server, with each full-text mode.
+// protocol test server.
 func TestConformance(t *testing.T) {
 	cosmostest.Endpoint(t) // skips as a whole without the server
-	for _, mode := range []FullTextMode{FullTextNative, FullTextGo} {
-		t.Run(string(mode), func(t *testing.T) {
-			storetest.RunConformance(t, func(t *testing.T) store.Store {
-				return openLauncher(t, func(c *Config) { c.FullText = mode })
-			})
-		})
-	}
+	storetest.RunConformance(t, func(t *testing.T) store.Store { return openLauncher(t, nil) })
+}
+
+// textCandidateCap is the MaxTextCandidates of the candidate cases'
+// second run: well below storetest.TextCandidateFixture.
+const textCandidateCap = 5
+
+// TestTextCandidatesUnderCap runs storetest's full-text candidate cases
+// with MaxTextCandidates below the size of their fixture: the best
+// candidate must be kept, not whichever the service returns first.
+func TestTextCandidatesUnderCap(t *testing.T) {
+	cosmostest.Endpoint(t) // skips as a whole without the server
+	storetest.RunTextCandidates(t, func(t *testing.T) store.Store {
+		return openLauncher(t, func(c *Config) { c.MaxTextCandidates = textCandidateCap })
+	})
 }
 
 // TestConformanceLive runs the suite against a real account when
@@ -87,7 +95,7 @@ func TestConformanceLive(t *testing.T) {
 	if endpoint == "" {
 		t.Skip("AZURE_COSMOS_ENDPOINT is not set: set it (and AZURE_COSMOS_KEY, or sign in for DefaultAzureCredential) to run the conformance suite against a real Azure Cosmos DB account")
 	}
-	storetest.RunConformance(t, func(t *testing.T) store.Store {
+	open := func(t *testing.T, maxTextCandidates int) store.Store {
 		cfg := Config{
 			Endpoint:          endpoint,
 			Key:               os.Getenv("AZURE_COSMOS_KEY"),
@@ -96,6 +104,7 @@ func TestConformanceLive(t *testing.T) {
 			CreateIfNotExists: true,
 			// Few vectors per partition: exact similarities whatever the index.
 			ExactVectorSearch: true,
+			MaxTextCandidates: maxTextCandidates,
 		}
 		s, err := Open(t.Context(), cfg)
 		require.NoError(t, err)
@@ -109,5 +118,9 @@ func TestConformanceLive(t *testing.T) {
 			}
 		})
 		return s
+	}
+	storetest.RunConformance(t, func(t *testing.T) store.Store { return open(t, 0) })
+	t.Run("TextCandidatesUnderCap", func(t *testing.T) {
+		storetest.RunTextCandidates(t, func(t *testing.T) store.Store { return open(t, textCandidateCap) })
 	})
 }

@@ -179,12 +179,12 @@ var sqlVocabulary = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`SELECT TOP FROM WHERE AND OR NOT AS VALUE ORDER BY ASC DESC true
-		IS_DEFINED ARRAY_CONTAINS VectorDistance FullTextContainsAny COUNT SUM
+		IS_DEFINED ARRAY_CONTAINS VectorDistance COUNT SUM
 		c id user_id session_id timestamp first_turn metadata_pending content summary metadata
 		mentioned_topics entities content_vector summary_vector insight_vector insight_text
 		insight_type category session_ids processed created_at content_hash supersede_reason
 		status reflection_status start_time key_topics search_terms search_length vector_fields
-		score n total doc_type seq turn_id subject`) {
+		score n total has doc_type seq turn_id subject`) {
 		sqlVocabulary[w] = true
 	}
 }
@@ -239,15 +239,4 @@ func TestConformanceRecorded(t *testing.T) {
 		t.Error(b)
 	}
 	assert.Empty(t, rec.noPK, "document requests without a partition key")
-}
-
-// TestAutoStaysNativeOnServer: where the server runs FullTextContainsAny,
-// FullTextAuto keeps using it.
-func TestAutoStaysNativeOnServer(t *testing.T) {
-	s := openLauncher(t, nil)
-	require.NoError(t, s.PutInsight(t.Context(), "alice", &store.Insight{ID: "n1", InsightType: store.InsightSession, InsightText: "Prefers index funds"}))
-	hits, err := s.SearchInsights(t.Context(), "alice", store.SearchRequest{Text: "FUNDS!"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"n1"}, hitIDsOf(hits))
-	assert.True(t, s.NativeFullText())
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -95,7 +94,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	}
 	if len(terms) > 0 {
 		wg.Go(func() {
-			leg, err := textLegOf(ctx, s, kind, userID, r, terms, textOf, idOf)
+			leg, err := textLegOf(ctx, s, kind, userID, r, terms, textOf, idOf, depth)
 			if err != nil {
 				fail(fmt.Errorf("cosmos: search %s: full-text leg: %w", kind, err))
 				return
@@ -199,54 +198,90 @@ func sortScored(leg []driver.Scored) {
 }
 
 // textMatch returns the full-text candidate predicate for terms, each
-// word a parameter: native, FullTextContainsAny over each full-text path
-// of the kind; otherwise ARRAY_CONTAINS over the search_terms array.
-func (q *sqlQuery) textMatch(kind store.Kind, terms []string, native bool) string {
+// word a parameter: ARRAY_CONTAINS over the search_terms array, the
+// document's own words, so that the candidates are exactly the documents
+// that hold a query word as a whole word, whatever the service's
+// full-text index makes of them (it drops stopwords and does not search
+// arrays). It returns the parameter names too.
+func (q *sqlQuery) textMatch(terms []string) (string, []string) {
 	names := make([]string, len(terms))
+	ors := make([]string, len(terms))
 	for i, t := range terms {
 		names[i] = q.param(t)
+		ors[i] = "ARRAY_CONTAINS(c.search_terms, " + names[i] + ")"
 	}
-	var ors []string
-	if native {
-		list := strings.Join(names, ", ")
-		for _, p := range schemaOf(kind).fullText {
-			// p is a constant path of schemaOf, never user text.
-			ors = append(ors, "FullTextContainsAny(c"+strings.ReplaceAll(p, "/", ".")+", "+list+")")
-		}
-	} else {
-		for _, n := range names {
-			ors = append(ors, "ARRAY_CONTAINS(c.search_terms, "+n+")")
-		}
-	}
-	return "(" + strings.Join(ors, " OR ") + ")"
+	return "(" + strings.Join(ors, " OR ") + ")", names
 }
 
-// textQueries returns the full-text leg's candidate query and the BM25
+// textQueries returns the full-text leg's candidate query — at most limit
+// candidates with the text fields they are scored on — and the BM25
 // statistics query over the same filtered documents.
-func textQueries(kind store.Kind, userID string, r store.SearchRequest, terms []string, native bool, maxCandidates int) (cand string, candParams []azcosmos.QueryParameter, stats string, statsParams []azcosmos.QueryParameter) {
+func textQueries(kind store.Kind, userID string, r store.SearchRequest, terms []string, limit int) (cand string, candParams []azcosmos.QueryParameter, stats string, statsParams []azcosmos.QueryParameter) {
 	sq := newQuery(userID)
 	sq.searchFilters(kind, r)
 	stats = "SELECT COUNT(1) AS n, SUM(c.search_length) AS total FROM c" + sq.whereClause()
 
 	cq := newQuery(userID)
 	cq.searchFilters(kind, r)
-	top := cq.param(maxCandidates)
-	cq.cond(cq.textMatch(kind, terms, native))
+	top := cq.param(limit)
+	match, _ := cq.textMatch(terms)
+	cq.cond(match)
 	cand = "SELECT TOP " + top + " " + textProjection(kind) + " FROM c" + cq.whereClause()
 	return cand, cq.params, stats, sq.params
 }
 
-// textLegOf finds the full-text candidates of r and ranks them by BM25
-// over their words, with the document count and average length of the
-// documents passing r's filters.
+// textScanQuery returns the query that lists at most limit candidates
+// without their text: each one's id, length and, per query word, whether
+// it holds it.
+//
+//	SELECT TOP @n c.id, c.search_length, [ARRAY_CONTAINS(c.search_terms, @w1), ...] AS has
+//	FROM c WHERE <filters> AND (ARRAY_CONTAINS(c.search_terms, @w1) OR ...)
+func textScanQuery(kind store.Kind, userID string, r store.SearchRequest, terms []string, limit int) (string, []azcosmos.QueryParameter) {
+	q := newQuery(userID)
+	q.searchFilters(kind, r)
+	top := q.param(limit)
+	match, names := q.textMatch(terms)
+	q.cond(match)
+	has := make([]string, len(names))
+	for i, n := range names {
+		has[i] = "ARRAY_CONTAINS(c.search_terms, " + n + ")"
+	}
+	return "SELECT TOP " + top + " c.id, c.search_length, [" + strings.Join(has, ", ") + "] AS has FROM c" + q.whereClause(), q.params
+}
+
+// textLoadQuery returns the query that reads the text fields of the
+// candidates ids that still pass r's filters.
+func textLoadQuery(kind store.Kind, userID string, r store.SearchRequest, ids []string) (string, []azcosmos.QueryParameter) {
+	q := newQuery(userID)
+	q.searchFilters(kind, r)
+	q.cond("ARRAY_CONTAINS(" + q.param(ids) + ", c.id)")
+	return "SELECT " + textProjection(kind) + " FROM c" + q.whereClause(), q.params
+}
+
+// textScanFactor bounds the candidates a scan lists: textScanFactor times
+// Config.MaxTextCandidates.
+const textScanFactor = 10
+
+// textLegOf ranks r's full-text candidates by BM25 over their words, with
+// the document count and average length of the documents passing r's
+// filters, and returns the best depth of them.
+//
+// The candidates are the documents holding a query word (textMatch). At
+// most Config.MaxTextCandidates of them are read and scored, and when
+// more match, those read are the best: one query reads the candidates'
+// text, up to one more than the cap; only if that one more came back does
+// a scan list the candidates without their text (bestCandidates), rank
+// them by the score each would have if it held each of its query words
+// once, and the best MaxTextCandidates are read.
 func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID string, r store.SearchRequest, terms []string,
-	textOf func(*T) []string, idOf func(*T) string) ([]driver.Scored, error) {
+	textOf func(*T) []string, idOf func(*T) string, depth int) ([]driver.Scored, error) {
 	var (
 		n, total float64
 		statsErr error
 		wg       sync.WaitGroup
 	)
-	_, _, statsSQL, statsParams := textQueries(kind, userID, r, terms, false, s.cfg.MaxTextCandidates)
+	limit := s.cfg.MaxTextCandidates
+	candSQL, candParams, statsSQL, statsParams := textQueries(kind, userID, r, terms, limit+1)
 	wg.Go(func() {
 		items, err := s.query(ctx, kind, userID, statsSQL, statsParams)
 		if err != nil {
@@ -266,7 +301,7 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 			total += row.Total
 		}
 	})
-	items, err := s.textCandidates(ctx, kind, userID, r, terms)
+	items, err := s.query(ctx, kind, userID, candSQL, candParams)
 	wg.Wait()
 	if err != nil {
 		return nil, err
@@ -274,20 +309,38 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 	if statsErr != nil {
 		return nil, statsErr
 	}
+	docs := make([]*T, 0, len(items))
+	for _, b := range items {
+		d, err := decode[T](b)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+
+	// df is each term's document count over the candidates: over those
+	// read when all were, else over the scan's list.
+	var df map[string]int
+	if len(docs) > limit {
+		var listed int
+		if docs, df, listed, err = bestCandidates(ctx, s, kind, userID, r, terms, docs, idOf, n, total); err != nil {
+			return nil, err
+		}
+		n = max(n, float64(listed))
+	}
 
 	type cand struct {
 		id     string
 		tf     map[string]int
 		length int
 	}
-	cands := make([]cand, 0, len(items))
-	df := make(map[string]int, len(terms))
+	cands := make([]cand, 0, len(docs))
+	counted := df == nil
+	if counted {
+		df = make(map[string]int, len(terms))
+	}
 	candTotal := 0
-	for _, b := range items {
-		d, err := decode[T](b)
-		if err != nil {
-			return nil, err
-		}
+	for _, d := range docs {
 		c := cand{id: idOf(d), tf: make(map[string]int)}
 		for _, text := range textOf(d) {
 			for _, w := range words(text) {
@@ -298,10 +351,12 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 			}
 		}
 		if len(c.tf) == 0 {
-			continue // matched by the service's stemming, not as a whole word
+			continue // changed since it matched
 		}
-		for t := range c.tf {
-			df[t]++
+		if counted {
+			for t := range c.tf {
+				df[t]++
+			}
 		}
 		candTotal += c.length
 		cands = append(cands, c)
@@ -322,31 +377,122 @@ func textLegOf[T any](ctx context.Context, s *Store, kind store.Kind, userID str
 		}
 	}
 	sortScored(leg)
+	if len(leg) > depth {
+		leg = leg[:depth]
+	}
 	return leg, nil
 }
 
-// textCandidates runs the candidate query, native while the store uses
-// native full text; in FullTextAuto a 400 from the native query switches
-// the store to FullTextGo for good (logged at Info) and retries.
-func (s *Store) textCandidates(ctx context.Context, kind store.Kind, userID string, r store.SearchRequest, terms []string) ([][]byte, error) {
-	native := s.nativeText.Load()
-	sql, params, _, _ := textQueries(kind, userID, r, terms, native, s.cfg.MaxTextCandidates)
-	items, err := s.query(ctx, kind, userID, sql, params)
-	if err == nil || !native || s.cfg.FullText != FullTextAuto || statusOf(err) != http.StatusBadRequest {
-		return items, err
-	}
-	s.fallback.Do(func() {
-		s.nativeText.Store(false)
-		s.log.InfoContext(ctx, "cosmos: native full-text search refused; matching full text through search_terms from now on",
-			"container", s.names[kind], "error", serviceMessage(err))
-	})
-	sql, params, _, _ = textQueries(kind, userID, r, terms, false, s.cfg.MaxTextCandidates)
-	return s.query(ctx, kind, userID, sql, params)
+// scanned is one candidate of a scan: its id, length and which query
+// words it holds.
+type scanned struct {
+	ID     string `json:"id"`
+	Length int    `json:"search_length"`
+	Has    []bool `json:"has"`
+	// bound is its BM25 if it held each of those words once: a lower
+	// bound of its score.
+	bound float64
 }
 
-// NativeFullText reports whether the full-text leg currently matches with
-// the service's FullTextContainsAny (false after a FullTextAuto fallback).
-func (s *Store) NativeFullText() bool { return s.nativeText.Load() }
+// bestCandidates lists the candidates of r without their text (at most
+// textScanFactor times the cap), ranks them by the BM25 each would have
+// if it held each of its query words once — a lower bound of its score,
+// with exact document counts, lengths and corpus statistics; ties by id —
+// and returns the best MaxTextCandidates with their text, reusing those of
+// read and reading the others, each term's document count over the list,
+// and the list's length.
+func bestCandidates[T any](ctx context.Context, s *Store, kind store.Kind, userID string, r store.SearchRequest, terms []string,
+	read []*T, idOf func(*T) string, n, total float64) (best []*T, df map[string]int, listed int, err error) {
+	limit := s.cfg.MaxTextCandidates
+	sql, params := textScanQuery(kind, userID, r, terms, textScanFactor*limit)
+	items, err := s.query(ctx, kind, userID, sql, params)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rows := make([]scanned, 0, len(items))
+	df = make(map[string]int, len(terms))
+	for _, b := range items {
+		var row scanned
+		if err := json.Unmarshal(b, &row); err != nil {
+			return nil, nil, 0, fmt.Errorf("decode candidate: %w", err)
+		}
+		if len(row.Has) != len(terms) {
+			return nil, nil, 0, fmt.Errorf("decode candidate %s: %d word flags for %d words", row.ID, len(row.Has), len(terms))
+		}
+		for i, has := range row.Has {
+			if has {
+				df[terms[i]]++
+			}
+		}
+		rows = append(rows, row)
+	}
+	listed = len(rows)
+	n = max(n, float64(listed))
+	avg := 1.0
+	if n > 0 && total > 0 {
+		avg = total / n
+	}
+	for i := range rows {
+		tf := make(map[string]int, len(terms))
+		for j, has := range rows[i].Has {
+			if has {
+				tf[terms[j]] = 1
+			}
+		}
+		rows[i].bound = driver.BM25(tf, max(rows[i].Length, len(tf)), df, n, avg)
+	}
+	slices.SortFunc(rows, func(a, b scanned) int {
+		switch {
+		case a.bound > b.bound:
+			return -1
+		case a.bound < b.bound:
+			return 1
+		}
+		return compareStrings(a.ID, b.ID)
+	})
+	if len(rows) > limit {
+		rows = rows[:limit]
+	}
+
+	byID := make(map[string]*T, len(read))
+	for _, d := range read {
+		byID[idOf(d)] = d
+	}
+	var missing []string
+	for _, row := range rows {
+		if _, ok := byID[row.ID]; !ok {
+			missing = append(missing, row.ID)
+		}
+	}
+	if len(missing) > 0 {
+		sql, params := textLoadQuery(kind, userID, r, missing)
+		items, err := s.query(ctx, kind, userID, sql, params)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, b := range items {
+			d, err := decode[T](b)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			byID[idOf(d)] = d
+		}
+	}
+	best = make([]*T, 0, len(rows))
+	for _, row := range rows {
+		if d, ok := byID[row.ID]; ok {
+			best = append(best, d)
+		}
+	}
+	return best, df, listed, nil
+}
+
+// NativeFullText reports whether the full-text leg matches candidates
+// with the service's FullTextContainsAny. It never does now.
+//
+// Deprecated: candidates always come from search_terms (see the package
+// doc); NativeFullText is always false.
+func (s *Store) NativeFullText() bool { return false }
 
 // serviceMessage returns a short form of a service error for logs.
 func serviceMessage(err error) string {

@@ -20,7 +20,7 @@ import (
 //     in range filters and ORDER BY. It reads back as the same instant.
 //   - search_terms (the distinct lower-cased words of the kind's
 //     full-text fields) and search_length (their word count) serve the
-//     FullTextGo candidate match and the BM25 statistics.
+//     full-text candidate match and the BM25 statistics.
 //   - vector_fields lists the vector fields the document has, so that a
 //     vector leg can skip documents without its vector through the range
 //     index (the vector paths themselves are excluded from it).

@@ -45,56 +45,52 @@ func TestQueriesAreParameterised(t *testing.T) {
 		}
 		return false
 	})
-	for _, mode := range []FullTextMode{FullTextNative, FullTextGo} {
-		t.Run(string(mode), func(t *testing.T) {
-			s := f.open(t, func(c *Config) { c.FullText = mode })
-			ctx := t.Context()
-			for _, h := range hostile {
-				f.reset()
-				since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-				_, err := s.ListInteractions(ctx, h, store.InteractionFilter{SessionID: h, MetadataPending: true, Since: since, Until: since.Add(time.Hour), Limit: 3})
-				require.NoError(t, err)
-				_, err = s.ListInsights(ctx, h, store.InsightFilter{Type: store.InsightType(h), Category: h, SessionID: h, Processed: new(bool), Limit: 2})
-				require.NoError(t, err)
-				_, err = s.ListSessions(ctx, h, store.SessionFilter{Status: store.SessionStatus(h), ReflectionStatus: store.ReflectionStatus(h), Limit: 1})
-				require.NoError(t, err)
-				_, err = s.FindInsightByHash(ctx, h, h)
-				require.ErrorIs(t, err, store.ErrNotFound)
-				q := store.SearchRequest{Text: h + " zebra", Vector: []float32{1, 0, 0}, SessionID: h, Category: h, InsightType: store.InsightType(h), Since: since}
-				_, err = s.SearchInteractions(ctx, h, q)
-				require.NoError(t, err)
-				_, err = s.SearchInsights(ctx, h, q)
-				require.NoError(t, err)
-				_, err = s.SearchSessions(ctx, h, q)
-				require.NoError(t, err)
-				require.NoError(t, s.DeleteUser(ctx, h))
+	s := f.open(t, nil)
+	ctx := t.Context()
+	for _, h := range hostile {
+		f.reset()
+		since := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		_, err := s.ListInteractions(ctx, h, store.InteractionFilter{SessionID: h, MetadataPending: true, Since: since, Until: since.Add(time.Hour), Limit: 3})
+		require.NoError(t, err)
+		_, err = s.ListInsights(ctx, h, store.InsightFilter{Type: store.InsightType(h), Category: h, SessionID: h, Processed: new(bool), Limit: 2})
+		require.NoError(t, err)
+		_, err = s.ListSessions(ctx, h, store.SessionFilter{Status: store.SessionStatus(h), ReflectionStatus: store.ReflectionStatus(h), Limit: 1})
+		require.NoError(t, err)
+		_, err = s.FindInsightByHash(ctx, h, h)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		q := store.SearchRequest{Text: h + " zebra", Vector: []float32{1, 0, 0}, SessionID: h, Category: h, InsightType: store.InsightType(h), Since: since}
+		_, err = s.SearchInteractions(ctx, h, q)
+		require.NoError(t, err)
+		_, err = s.SearchInsights(ctx, h, q)
+		require.NoError(t, err)
+		_, err = s.SearchSessions(ctx, h, q)
+		require.NoError(t, err)
+		require.NoError(t, s.DeleteUser(ctx, h))
 
-				reqs := f.requests()
-				var queries int
-				for _, r := range reqs {
-					if !r.isQuery() {
-						continue
-					}
-					queries++
-					body := r.query(t)
-					for _, w := range []string{"qzx", "zebra", "doc-1"} {
-						assert.NotContains(t, strings.ToLower(body.Query), w, "query text carries user data: %s", body.Query)
-					}
-					assert.NotContains(t, body.Query, "'", "no string literal in %s", body.Query)
-					// Every partition-scoped query names the user's partition.
-					assert.Equal(t, mustJSON(t, []string{h}), r.Header.Get("x-ms-documentdb-partitionkey"), body.Query)
-					var carried bool
-					for _, p := range body.Parameters {
-						if p.Value == h {
-							carried = true
-						}
-					}
-					assert.True(t, carried, "the user id travels as a parameter: %s", body.Query)
-				}
-				// 3 lists, 1 find, 3 searches x (legs + statistics + load), 3 id listings.
-				assert.GreaterOrEqual(t, queries, 3+1+3*4+3, "every method ran its queries")
+		reqs := f.requests()
+		var queries int
+		for _, r := range reqs {
+			if !r.isQuery() {
+				continue
 			}
-		})
+			queries++
+			body := r.query(t)
+			for _, w := range []string{"qzx", "zebra", "doc-1"} {
+				assert.NotContains(t, strings.ToLower(body.Query), w, "query text carries user data: %s", body.Query)
+			}
+			assert.NotContains(t, body.Query, "'", "no string literal in %s", body.Query)
+			// Every partition-scoped query names the user's partition.
+			assert.Equal(t, mustJSON(t, []string{h}), r.Header.Get("x-ms-documentdb-partitionkey"), body.Query)
+			var carried bool
+			for _, p := range body.Parameters {
+				if p.Value == h {
+					carried = true
+				}
+			}
+			assert.True(t, carried, "the user id travels as a parameter: %s", body.Query)
+		}
+		// 3 lists, 1 find, 3 searches x (legs + statistics + load), 3 id listings.
+		assert.GreaterOrEqual(t, queries, 3+1+3*4+3, "every method ran its queries")
 	}
 }
 
@@ -121,17 +117,28 @@ func TestQueryShapes(t *testing.T) {
 	sql, _ = vectorQuery(store.KindInteraction, "alice", store.SearchRequest{Vector: []float32{1}}, store.FieldSummaryVector, 5, true)
 	assert.Contains(t, sql, "VectorDistance(c.summary_vector, @p3, true)", "exact search is VectorDistance's brute-force flag")
 
-	cand, cp, stats, sp := textQueries(store.KindInteraction, "alice", store.SearchRequest{SessionID: "s1"}, []string{"zebra", "quartz"}, true, 50)
+	cand, cp, stats, sp := textQueries(store.KindInteraction, "alice", store.SearchRequest{SessionID: "s1"}, []string{"zebra", "quartz"}, 50)
 	assert.Equal(t, `SELECT TOP @p2 c.id, c.content, c.summary, c.metadata FROM c WHERE c.user_id = @p0 AND c.session_id = @p1`+
-		` AND (FullTextContainsAny(c.content, @p3, @p4) OR FullTextContainsAny(c.summary, @p3, @p4)`+
-		` OR FullTextContainsAny(c.metadata.mentioned_topics, @p3, @p4) OR FullTextContainsAny(c.metadata.entities, @p3, @p4))`, cand)
+		` AND (ARRAY_CONTAINS(c.search_terms, @p3) OR ARRAY_CONTAINS(c.search_terms, @p4))`, cand)
 	assert.Len(t, cp, 5)
 	assert.Equal(t, `SELECT COUNT(1) AS n, SUM(c.search_length) AS total FROM c WHERE c.user_id = @p0 AND c.session_id = @p1`, stats)
 	assert.Len(t, sp, 2)
 
-	cand, _, _, _ = textQueries(store.KindSessionSummary, "alice", store.SearchRequest{}, []string{"zebra", "quartz"}, false, 50)
+	cand, _, _, _ = textQueries(store.KindSessionSummary, "alice", store.SearchRequest{}, []string{"zebra", "quartz"}, 50)
 	assert.Equal(t, `SELECT TOP @p1 c.id, c.summary, c.key_topics FROM c WHERE c.user_id = @p0 AND NOT IS_DEFINED(c.doc_type)`+
 		` AND (ARRAY_CONTAINS(c.search_terms, @p2) OR ARRAY_CONTAINS(c.search_terms, @p3))`, cand)
+
+	scan, scanParams := textScanQuery(store.KindInsight, "alice", store.SearchRequest{}, []string{"zebra", "quartz"}, 500)
+	assert.Equal(t, `SELECT TOP @p1 c.id, c.search_length, [ARRAY_CONTAINS(c.search_terms, @p2), ARRAY_CONTAINS(c.search_terms, @p3)] AS has`+
+		` FROM c WHERE c.user_id = @p0 AND (NOT IS_DEFINED(c.supersede_reason) OR c.supersede_reason = "")`+
+		` AND (ARRAY_CONTAINS(c.search_terms, @p2) OR ARRAY_CONTAINS(c.search_terms, @p3))`, scan)
+	require.Len(t, scanParams, 4)
+	assert.Equal(t, 500, scanParams[1].Value)
+
+	load, loadParams := textLoadQuery(store.KindInsight, "alice", store.SearchRequest{}, []string{"a", "b"})
+	assert.Equal(t, `SELECT c.id, c.insight_text FROM c WHERE c.user_id = @p0`+
+		` AND (NOT IS_DEFINED(c.supersede_reason) OR c.supersede_reason = "") AND ARRAY_CONTAINS(@p1, c.id)`, load)
+	assert.Equal(t, []string{"a", "b"}, loadParams[1].Value)
 }
 
 // TestRetriesThrottling scripts 429s with x-ms-retry-after-ms before a
@@ -263,52 +270,6 @@ func TestSessionWire(t *testing.T) {
 	got, err := s.GetSession(t.Context(), "alice", "s1")
 	require.NoError(t, err)
 	assert.Equal(t, `"v3"`, got.ETag)
-}
-
-// TestFullTextAutoFallback: in FullTextAuto a 400 on the native query
-// switches to search_terms for good, logs it, and the search succeeds;
-// FullTextNative surfaces the error.
-func TestFullTextAutoFallback(t *testing.T) {
-	f := newFake(t, func(w http.ResponseWriter, r recorded) bool {
-		if r.isQuery() && strings.Contains(string(r.Body), "FullTextContainsAny") {
-			writeError(w, http.StatusBadRequest, "BadRequest", "Full text search is not supported for this account")
-			return true
-		}
-		if r.isQuery() && strings.Contains(string(r.Body), "search_terms") {
-			_, _ = w.Write([]byte(`{"Documents":[{"id":"n1","insight_text":"zebra"}],"_count":1}`))
-			return true
-		}
-		if r.isQuery() && strings.Contains(string(r.Body), "SELECT * FROM c") {
-			_, _ = w.Write([]byte(`{"Documents":[{"id":"n1","user_id":"alice","insight_type":"session","insight_text":"zebra","created_at":"2026-03-01T10:00:00.000000000Z"}],"_count":1}`))
-			return true
-		}
-		return false
-	})
-	var logs bytes.Buffer
-	s := f.open(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
-	require.True(t, s.NativeFullText())
-	for range 2 {
-		hits, err := s.SearchInsights(t.Context(), "alice", store.SearchRequest{Text: "zebra"})
-		require.NoError(t, err)
-		require.Len(t, hits, 1)
-		assert.Equal(t, "n1", hits[0].Doc.ID)
-		assert.Greater(t, hits[0].TextScore, 0.0)
-	}
-	assert.False(t, s.NativeFullText())
-	assert.Equal(t, 1, strings.Count(logs.String(), "native full-text search refused"), logs.String())
-	var native int
-	for _, r := range f.requests() {
-		if strings.Contains(string(r.Body), "FullTextContainsAny") {
-			native++
-		}
-	}
-	assert.Equal(t, 1, native, "native is tried once")
-
-	strict := f.open(t, func(c *Config) { c.FullText = FullTextNative })
-	_, err := strict.SearchInsights(t.Context(), "alice", store.SearchRequest{Text: "zebra"})
-	require.Error(t, err)
-	assert.Equal(t, http.StatusBadRequest, statusOf(err))
-	assert.True(t, strict.NativeFullText())
 }
 
 // TestStatsAndDebugLog: every request is counted with its charge, and

@@ -28,6 +28,11 @@
 //   - Full text is over words: maximal runs of letters and digits, compared
 //     case-insensitively as whole words (no prefix match); every other
 //     character of a query is a separator, never syntax.
+//   - Every query word counts, with no stopword list ("it", "the", "to" find
+//     the documents holding them), and a word held only in a list field
+//     (an interaction's topics or entities, a session's key topics) finds
+//     its document. A backend that reads a bounded number of full-text
+//     candidates keeps the best (RunTextCandidates).
 //   - A document without the searched vector is not a vector candidate;
 //     the zero MinSimilarity drops negative similarities.
 //   - Filters (session, type, category, time) apply before TopK.
@@ -75,6 +80,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"List", testList},
 		{"ETag", testETag},
 		{"Search", testSearch},
+		{"TextCandidates", testTextCandidates},
 		{"Supersede", testSupersede},
 		{"Isolation", testIsolation},
 		{"Invalid", testInvalid},

@@ -21,6 +21,10 @@
 //                     text before the stock parser sees it.
 //   functions         VectorDistance, FullTextContains/All/Any, FullTextScore
 //                     added to the engine's built-in function module ($b).
+//                     Full text as the service documents it: words
+//                     lower-cased, English stopwords dropped (from texts and
+//                     terms), stemmed; a string property only, never the
+//                     strings of an array.
 //   order-by          ORDER BY on expressions, VectorDistance, FullTextScore
 //                     and RRF(...): the AST is rewritten so each sort key is
 //                     computed by a correlated JOIN subquery; the engine's
@@ -214,18 +218,36 @@ function stem(word) {
   return w;
 }
 
+// English stopwords, dropped from texts and search terms before stemming.
+// Cosmos DB documents that its full-text index removes stopwords but not
+// which; this is the English list Microsoft documents for its own
+// analyzer (Azure AI Search, "Stopwords reference (Microsoft analyzers)",
+// en.microsoft), lower-cased: pronouns, common function words and the
+// single letters.
+const STOPWORDS = new Set(
+  (
+    "is and in it of the to that this these those was for on be with as by at have are not but had from or " +
+    "i my me mine myself you your yours yourself he him his himself she her hers herself its itself " +
+    "we our ours ourselves they them their theirs themselves " +
+    "a b c d e f g h j k l m n o p q r s t u v w x y z"
+  ).split(" ")
+);
+
+// The indexed tokens of a text: lower-cased words without the stopwords,
+// stemmed.
 function tokens(text) {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) || []).map(stem);
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) || []).filter(w => !STOPWORDS.has(w)).map(stem);
 }
 
-// Text of a property value: a string, or the strings of an array.
+// Text of a property value: a string. An array (of strings or not) is not
+// text: the service's full-text functions search a string property, and a
+// full-text policy path cannot name array elements (no [] or * wildcards).
 function textOf(v) {
-  if (typeof v === "string") return v;
-  if (Array.isArray(v)) return v.map(textOf).filter(s => s).join(" ");
-  return "";
+  return typeof v === "string" ? v : "";
 }
 
-// Search terms: strings or arrays of strings, each tokenised.
+// Search terms: strings or arrays of strings, each tokenised. A term made
+// only of stopwords has no tokens, and is kept so: it matches nothing.
 function termTokens(terms) {
   const out = [];
   terms.forEach(t => {
@@ -233,12 +255,13 @@ function termTokens(terms) {
     else if (typeof t === "string") out.push(tokens(t));
     else throw new QuerySyntaxError("full-text search terms must be strings");
   });
-  return out.filter(t => t.length);
+  return out;
 }
 
-// A term (possibly several words) is contained when all its words are.
+// A term (possibly several words) is contained when all its words are; a
+// term without words (only stopwords) never is.
 function containsTerm(docTokens, termToks) {
-  return termToks.every(t => docTokens.has(t));
+  return termToks.length > 0 && termToks.every(t => docTokens.has(t));
 }
 
 function fullTextContains(mode) {
@@ -246,8 +269,7 @@ function fullTextContains(mode) {
     if (terms.length === 0) throw new QuerySyntaxError("FullTextContains requires a search term");
     const docTokens = new Set(tokens(textOf(value)));
     const ts = termTokens(terms);
-    if (ts.length === 0) return false;
-    return mode === "any" ? ts.some(t => containsTerm(docTokens, t)) : ts.every(t => containsTerm(docTokens, t));
+    return mode === "any" ? ts.some(t => containsTerm(docTokens, t)) : ts.length > 0 && ts.every(t => containsTerm(docTokens, t));
   };
 }
 

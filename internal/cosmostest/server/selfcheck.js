@@ -95,7 +95,9 @@ async function run(endpoint) {
     { id: "1", pk: "a", v: [1, 0], t: "Running dogs bark" },
     { id: "2", pk: "a", v: [0, 1], t: "cats sleep all day" },
     { id: "3", pk: "a", v: [0.8, 0.6], t: "a dog" },
-    { id: "1", pk: "b", v: [1, 0], t: "dog" }
+    { id: "1", pk: "b", v: [1, 0], t: "dog" },
+    { id: "1", pk: "c", t: ["dog"] },
+    { id: "2", pk: "c", t: "the dog" }
   ];
   for (const d of docs) {
     r = await request(endpoint, "POST", `/dbs/${DB}/colls/c/docs`, { body: d, pk: d.pk });
@@ -113,6 +115,8 @@ async function run(endpoint) {
   await ids(endpoint, "functions/order-by", "SELECT c.id, VectorDistance(c.v, @q) AS s FROM c ORDER BY VectorDistance(c.v, @q)", [{ name: "@q", value: [1, 0] }], "a", ["1", "3", "2"]);
   await ids(endpoint, "functions", "SELECT c.id FROM c WHERE FullTextContains(c.t, 'dog')", [], "a", ["1", "3"]);
   await ids(endpoint, "functions/order-by", "SELECT c.id FROM c ORDER BY RANK FullTextScore(c.t, 'dog')", [], "a", ["3", "1", "2"]);
+  await ids(endpoint, "functions (arrays are not text)", "SELECT c.id FROM c WHERE FullTextContains(c.t, 'dog')", [], "c", ["2"]);
+  await ids(endpoint, "functions (stopwords)", "SELECT c.id FROM c WHERE FullTextContainsAny(c.t, 'the', 'a')", [], "c", []);
   await ids(endpoint, "order-by", "SELECT c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, @q), FullTextScore(c.t, 'sleep'))", [{ name: "@q", value: [1, 0] }], "a", ["2", "1", "3"]);
   await ids(endpoint, "offset-limit", "SELECT c.id FROM c ORDER BY c.id OFFSET 1 LIMIT 1", [], "a", ["2"]);
 
