@@ -32,9 +32,8 @@ const (
 )
 
 const (
-	maxProvisionedDimensions = 4096
-	defaultFullTextLanguage  = "en-US"
-	partitionKeyPath         = "/user_id"
+	defaultFullTextLanguage = "en-US"
+	partitionKeyPath        = "/user_id"
 	// legDepth is the minimum number of candidates each vector leg
 	// contributes to fusion, as in store/sqlite: fusion is exact whenever
 	// no leg has more candidates than max(TopK, legDepth).
@@ -141,6 +140,9 @@ type Store struct {
 	// nativeText is true while the full-text leg uses FullTextContainsAny.
 	nativeText atomic.Bool
 	fallback   sync.Once
+	// fullTextRefused is set by provision (before Open returns) when the
+	// account refused a container's full-text policy.
+	fullTextRefused bool
 
 	stats  stats
 	closed atomic.Bool
@@ -268,8 +270,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("cosmos: Config.Dimensions is %d", c.Dimensions)
 	}
 	if c.CreateIfNotExists {
-		if c.Dimensions == 0 || c.Dimensions > maxProvisionedDimensions {
-			return fmt.Errorf("cosmos: CreateIfNotExists needs Config.Dimensions in [1, %d], got %d", maxProvisionedDimensions, c.Dimensions)
+		if c.Dimensions == 0 {
+			return errors.New("cosmos: CreateIfNotExists needs Config.Dimensions (the vector embedding policy declares it)")
+		}
+		if limit := maxDimensions(c.VectorIndex); c.Dimensions > limit {
+			return fmt.Errorf("%w: Config.Dimensions is %d and Config.VectorIndex %s, which indexes at most %d (%s): choose an index type that fits, or an embedding model with fewer dimensions",
+				ErrDimensionsOverLimit, c.Dimensions, c.VectorIndex, limit, dimensionLimits)
 		}
 		if c.AutoscaleMaxRU != 0 && c.AutoscaleMaxRU < autoscaleMinimumMaxRU {
 			return fmt.Errorf("cosmos: Config.AutoscaleMaxRU is %d, at least %d", c.AutoscaleMaxRU, autoscaleMinimumMaxRU)

@@ -113,23 +113,43 @@ func (s *Store) provision(ctx context.Context) error {
 	}
 	for _, kind := range store.Kinds {
 		props := ContainerProperties(kind, s.names[kind], s.cfg.Dimensions, s.cfg.VectorIndex)
+		if s.fullTextRefused {
+			// An earlier container's full-text policy was refused.
+			props = withoutFullText(props)
+		}
 		var opts *azcosmos.CreateContainerOptions
 		if s.cfg.AutoscaleMaxRU > 0 {
 			tp := azcosmos.NewAutoscaleThroughputProperties(s.cfg.AutoscaleMaxRU)
 			opts = &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}
 		}
 		resp, err := s.db.CreateContainer(ctx, props, opts)
+		if r := refusalOf(err); r == refusedFullTextCapability && s.cfg.FullText != FullTextNative {
+			s.refuseFullText(ctx, props.ID, err)
+			props = withoutFullText(props)
+			resp, err = s.db.CreateContainer(ctx, props, opts)
+		}
 		switch {
 		case err == nil:
 			s.stats.add(opProvision, float64(resp.RequestCharge))
 			s.log.InfoContext(ctx, "cosmos: created container", "container", props.ID,
-				"vector_index", s.cfg.VectorIndex, "dimensions", s.cfg.Dimensions, "autoscale_max_ru", s.cfg.AutoscaleMaxRU)
+				"vector_index", s.cfg.VectorIndex, "dimensions", s.cfg.Dimensions, "autoscale_max_ru", s.cfg.AutoscaleMaxRU,
+				"full_text_policy", props.FullTextPolicy != nil)
 		case statusOf(err) == http.StatusConflict:
 		default:
-			return fmt.Errorf("cosmos: create container %q: %w", props.ID, err)
+			return s.prerequisiteError(props.ID, refusalOf(err), err)
 		}
 	}
 	return nil
+}
+
+// refuseFullText records that the account refused a full-text policy:
+// the store matches full text through search_terms from now on, and says
+// so once, at Warn, naming the capability.
+func (s *Store) refuseFullText(ctx context.Context, container string, err error) {
+	s.fullTextRefused = true
+	s.nativeText.Store(false)
+	s.log.WarnContext(ctx, "cosmos: full-text policy refused by the account; containers created without it, full text computed from search_terms (to use the service's full-text index, enable `"+enableCommand("EnableNoSQLFullTextSearch")+"` and recreate the containers)",
+		"container", container, "error", serviceMessage(err))
 }
 
 // statusOf returns the HTTP status of a service error, or 0.
