@@ -273,9 +273,8 @@ func (c Config) validate() error {
 		if c.Dimensions == 0 {
 			return errors.New("cosmos: CreateIfNotExists needs Config.Dimensions (the vector embedding policy declares it)")
 		}
-		if limit := maxDimensions(c.VectorIndex); c.Dimensions > limit {
-			return fmt.Errorf("%w: Config.Dimensions is %d and Config.VectorIndex %s, which indexes at most %d (%s): choose an index type that fits, or an embedding model with fewer dimensions",
-				ErrDimensionsOverLimit, c.Dimensions, c.VectorIndex, limit, dimensionLimits)
+		if c.Dimensions > maxDimensions(c.VectorIndex) {
+			return dimensionsError(c.VectorIndex, c.Dimensions)
 		}
 		if c.AutoscaleMaxRU != 0 && c.AutoscaleMaxRU < autoscaleMinimumMaxRU {
 			return fmt.Errorf("cosmos: Config.AutoscaleMaxRU is %d, at least %d", c.AutoscaleMaxRU, autoscaleMinimumMaxRU)

@@ -1,13 +1,18 @@
 package cosmos
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/agentmemory/agentmemory/store"
 )
 
 // The account's prerequisites for the containers Open provisions. Open
@@ -88,25 +93,80 @@ func refusalOf(err error) refusal {
 	return refusedOther
 }
 
+// PrerequisiteError is Open's error when the account cannot hold the
+// containers as configured: errors.Is matches its sentinel
+// (ErrVectorSearchDisabled, ErrSharedThroughput, ErrDimensionsOverLimit,
+// ErrFullTextSearchDisabled), and Fix says what to do.
+type PrerequisiteError struct {
+	// Err is the sentinel.
+	Err error
+	// Prerequisite names what is missing, for a report: "vector search",
+	// "throughput", "dimensions" or "full-text search".
+	Prerequisite string
+	// Container is the container the service refused to create; empty
+	// when Open found the problem in the Config, before any request.
+	Container string
+	// Fix says what to do.
+	Fix string
+	// Cause is the service's refusal (a 400); nil when Open found the
+	// problem before any request.
+	Cause error
+}
+
+func (e *PrerequisiteError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Err.Error())
+	if e.Container != "" {
+		fmt.Fprintf(&b, ", so the account refused to create container %q", e.Container)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Fix)
+	if e.Cause != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Cause.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel and the service's error.
+func (e *PrerequisiteError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}
+
 // prerequisiteError returns the error Open gives when the service refused
-// to create container for reason r: the sentinel and the fix, with the
-// service's message.
+// to create container for reason r: a *PrerequisiteError naming the fix,
+// or the service's error as it is.
 func (s *Store) prerequisiteError(container string, r refusal, err error) error {
+	e := &PrerequisiteError{Container: container, Cause: err}
 	switch r {
 	case refusedVectorCapability:
-		return fmt.Errorf("%w, so it refused to create container %q: enable it with `%s` (or, in the Azure portal, Settings > Features > Vector Search for NoSQL API; it can take 15 minutes to apply), then open again: %w",
-			ErrVectorSearchDisabled, container, enableCommand("EnableNoSQLVectorSearch"), err)
+		e.Err, e.Prerequisite = ErrVectorSearchDisabled, "vector search"
+		e.Fix = "enable it with `" + enableCommand("EnableNoSQLVectorSearch") +
+			"` (or, in the Azure portal, Settings > Features > Vector Search for NoSQL API; it can take 15 minutes to apply), then open again"
 	case refusedSharedThroughput:
-		return fmt.Errorf("%w, and database %q has it, so the account refused to create container %q: name a database without shared throughput (Config.Database, AZURE_COSMOS_DATABASE), which Open creates with none, so that each container has its own (serverless, or Config.AutoscaleMaxRU): %w",
-			ErrSharedThroughput, s.cfg.Database, container, err)
+		e.Err, e.Prerequisite = ErrSharedThroughput, "throughput"
+		e.Fix = fmt.Sprintf("database %q has shared throughput: name a database without it (Config.Database, AZURE_COSMOS_DATABASE), which Open creates with none, so that each container has its own (serverless, or Config.AutoscaleMaxRU)", s.cfg.Database)
 	case refusedDimensions:
-		return fmt.Errorf("%w, so the account refused to create container %q (%s; Config.VectorIndex is %s, Config.Dimensions %d): %w",
-			ErrDimensionsOverLimit, container, dimensionLimits, s.cfg.VectorIndex, s.cfg.Dimensions, err)
+		e.Err, e.Prerequisite = ErrDimensionsOverLimit, "dimensions"
+		e.Fix = fmt.Sprintf("%s; Config.VectorIndex is %s and Config.Dimensions %d: choose an index type that fits, or an embedding model with fewer dimensions", dimensionLimits, s.cfg.VectorIndex, s.cfg.Dimensions)
 	case refusedFullTextCapability:
-		return fmt.Errorf("%w, so it refused to create container %q, and Config.FullText is %q: enable it with `%s`, or leave Config.FullText empty to compute full text from search_terms: %w",
-			ErrFullTextSearchDisabled, container, FullTextNative, enableCommand("EnableNoSQLFullTextSearch"), err)
+		e.Err, e.Prerequisite = ErrFullTextSearchDisabled, "full-text search"
+		e.Fix = fmt.Sprintf("Config.FullText is %q: enable it with `%s`, or leave Config.FullText empty to compute full text from search_terms", FullTextNative, enableCommand("EnableNoSQLFullTextSearch"))
+	default:
+		return fmt.Errorf("cosmos: create container %q: %w", container, err)
 	}
-	return fmt.Errorf("cosmos: create container %q: %w", container, err)
+	return e
+}
+
+// dimensionsError is Config validation's error for more dimensions than
+// idx supports.
+func dimensionsError(idx VectorIndexType, dims int) error {
+	return &PrerequisiteError{Err: ErrDimensionsOverLimit, Prerequisite: "dimensions",
+		Fix: fmt.Sprintf("Config.Dimensions is %d and Config.VectorIndex %s, which indexes at most %d (%s): choose an index type that fits, or an embedding model with fewer dimensions",
+			dims, idx, maxDimensions(idx), dimensionLimits)}
 }
 
 // withoutFullText returns props without the full-text policy and indexes.
@@ -118,4 +178,65 @@ func withoutFullText(props azcosmos.ContainerProperties) azcosmos.ContainerPrope
 		props.IndexingPolicy = &ip
 	}
 	return props
+}
+
+// Prerequisite is one account setting the store relies on, as Prerequisites
+// found it.
+type Prerequisite struct {
+	// Name is "vector search" or "full-text search".
+	Name string
+	// Met reports whether the containers have what the setting gives.
+	Met bool
+	// Detail says what was found and, when not met, what it costs and the
+	// fix.
+	Detail string
+}
+
+// Prerequisites reads the containers' definitions and reports the
+// account's capabilities as they show there: vector search (a vector
+// embedding policy and vector indexes on every container) and full-text
+// search (a full-text policy, and the store matching natively).
+func (s *Store) Prerequisites(ctx context.Context) ([]Prerequisite, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	var noVector, noText []string
+	indexes := map[string]bool{}
+	for _, kind := range store.Kinds {
+		resp, err := s.conts[kind].Read(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("cosmos: read container %q: %w", s.names[kind], err)
+		}
+		p := resp.ContainerProperties
+		if p == nil || p.VectorEmbeddingPolicy == nil || len(p.VectorEmbeddingPolicy.VectorEmbeddings) == 0 ||
+			p.IndexingPolicy == nil || len(p.IndexingPolicy.VectorIndexes) == 0 {
+			noVector = append(noVector, s.names[kind])
+		} else {
+			for _, vi := range p.IndexingPolicy.VectorIndexes {
+				indexes[string(vi.Type)] = true
+			}
+		}
+		if p == nil || p.FullTextPolicy == nil || len(p.FullTextPolicy.FullTextPaths) == 0 {
+			noText = append(noText, s.names[kind])
+		}
+	}
+	vector := Prerequisite{Name: "vector search", Met: len(noVector) == 0}
+	if vector.Met {
+		vector.Detail = fmt.Sprintf("every container has a vector embedding policy and %s vector indexes: the account has NoSQL vector search (EnableNoSQLVectorSearch)",
+			strings.Join(slices.Sorted(maps.Keys(indexes)), " and "))
+	} else {
+		vector.Detail = fmt.Sprintf("containers %s have no vector policy or index (created without them): every vector search scans all of a user's vectors; to index them, enable `%s` and recreate the containers",
+			strings.Join(noVector, ", "), enableCommand("EnableNoSQLVectorSearch"))
+	}
+	text := Prerequisite{Name: "full-text search", Met: len(noText) == 0 && s.NativeFullText()}
+	switch {
+	case text.Met:
+		text.Detail = "every container has a full-text policy and index, matched with FullTextContainsAny"
+	case len(noText) > 0:
+		text.Detail = fmt.Sprintf("containers %s have no full-text policy (the account refused it): full text is computed from search_terms; for the service's full-text index, enable `%s` and recreate the containers",
+			strings.Join(noText, ", "), enableCommand("EnableNoSQLFullTextSearch"))
+	default:
+		text.Detail = "the store matches full text through search_terms (Config.FullText, or the account refused a native query)"
+	}
+	return []Prerequisite{vector, text}, nil
 }

@@ -53,6 +53,10 @@ func TestOpenWithoutVectorSearchCapability(t *testing.T) {
 		s.Close()
 	}
 	require.ErrorIs(t, err, ErrVectorSearchDisabled)
+	var pe *PrerequisiteError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "vector search", pe.Prerequisite)
+	assert.Equal(t, DefaultInteractions, pe.Container)
 	for _, want := range []string{"EnableNoSQLVectorSearch", "az cosmosdb update --resource-group <resource-group> --name <account> --capabilities EnableNoSQLVectorSearch", "capability has not been enabled"} {
 		assert.Contains(t, err.Error(), want)
 	}
@@ -85,6 +89,9 @@ func TestFlatOverItsDimensionLimit(t *testing.T) {
 	}{{Flat, 1536}, {Flat, 506}, {QuantizedFlat, 4097}, {DiskANN, 4097}} {
 		_, err := Open(t.Context(), Config{Endpoint: "http://127.0.0.1:1", Key: cosmostest.Key, CreateIfNotExists: true, VectorIndex: c.idx, Dimensions: c.dims})
 		require.ErrorIs(t, err, ErrDimensionsOverLimit, "%s at %d", c.idx, c.dims)
+		var pe *PrerequisiteError
+		require.ErrorAs(t, err, &pe)
+		assert.Empty(t, pe.Container, "found before any request")
 		assert.Contains(t, err.Error(), "flat indexes at most 505 dimensions, quantizedFlat and diskANN 4,096")
 	}
 	for _, c := range []struct {
@@ -139,6 +146,13 @@ func TestOpenWithoutFullTextCapability(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"n1"}, hitIDsOf(hits), "the vector policy is kept")
 
+	pre, err := s.Prerequisites(ctx)
+	require.NoError(t, err)
+	require.Len(t, pre, 2)
+	assert.True(t, pre[0].Met, pre[0].Detail)
+	assert.False(t, pre[1].Met)
+	assert.Contains(t, pre[1].Detail, "--capabilities EnableNoSQLFullTextSearch")
+
 	// Reopened (the containers exist), the store says so once more: once
 	// per Open.
 	again, err := Open(ctx, cfg)
@@ -152,4 +166,18 @@ func TestOpenWithoutFullTextCapability(t *testing.T) {
 	_, err = Open(ctx, native)
 	require.ErrorIs(t, err, ErrFullTextSearchDisabled)
 	assert.Contains(t, err.Error(), "--capabilities EnableNoSQLFullTextSearch")
+}
+
+func TestPrerequisitesMet(t *testing.T) {
+	s := openLauncher(t, func(c *Config) { c.VectorIndex = DiskANN })
+	pre, err := s.Prerequisites(t.Context())
+	require.NoError(t, err)
+	require.Len(t, pre, 2)
+	assert.Equal(t, Prerequisite{Name: "vector search", Met: true,
+		Detail: "every container has a vector embedding policy and diskANN vector indexes: the account has NoSQL vector search (EnableNoSQLVectorSearch)"}, pre[0])
+	assert.Equal(t, Prerequisite{Name: "full-text search", Met: true,
+		Detail: "every container has a full-text policy and index, matched with FullTextContainsAny"}, pre[1])
+	require.NoError(t, s.Close())
+	_, err = s.Prerequisites(t.Context())
+	assert.ErrorIs(t, err, store.ErrClosed)
 }
