@@ -110,10 +110,21 @@ type Config struct {
 	// MaxTextCandidates caps the documents the full-text leg reads and
 	// scores per search; zero means DefaultMaxTextCandidates.
 	MaxTextCandidates int
-	// ExactVectorSearch makes every VectorDistance a brute-force scan of
-	// the exact vectors (its third argument, true) instead of using the
-	// vector index: exact similarities at a higher request charge.
-	ExactVectorSearch bool
+	// VectorSearch is VectorSearchExact (the default: the user's vectors
+	// scanned exactly, the contract's similarities) or VectorSearchIndex
+	// (the vector index: approximate, cheaper for users with many
+	// vectors). See the package doc, # Vector search.
+	VectorSearch VectorSearchMode
+	// SearchListSizeMultiplier (diskANN), QuantizedVectorListMultiplier
+	// (quantizedFlat) and FilterPriority (diskANN: the weight of the WHERE
+	// filters against the vector search) are VectorDistance's documented
+	// options, sent with VectorSearchIndex only. A larger list multiplier
+	// (1 to 100; the service's defaults are 10 and 5) may raise recall at
+	// a higher charge and latency. Zero (nil for FilterPriority) sends
+	// nothing: the service's default.
+	SearchListSizeMultiplier      int
+	QuantizedVectorListMultiplier int
+	FilterPriority                *float64
 	// ClientOptions are passed to azcosmos (transport, retry options, plain
 	// HTTP for an emulator, telemetry), with Retry.MaxRetries defaulting to
 	// DefaultMaxRetries. Throttled requests (429) are retried by azcore's
@@ -243,6 +254,7 @@ func (c Config) withDefaults() Config {
 	c.Insights = cmp.Or(c.Insights, DefaultInsights)
 	c.Sessions = cmp.Or(c.Sessions, DefaultSessions)
 	c.VectorIndex = cmp.Or(c.VectorIndex, QuantizedFlat)
+	c.VectorSearch = cmp.Or(c.VectorSearch, VectorSearchExact)
 	if c.MaxTextCandidates <= 0 {
 		c.MaxTextCandidates = DefaultMaxTextCandidates
 	}
@@ -265,6 +277,9 @@ func (c Config) validate() error {
 	case FullTextAuto, FullTextNative, FullTextGo:
 	default:
 		return fmt.Errorf("cosmos: unknown Config.FullText %q (want %q, %q or empty for auto)", c.FullText, FullTextNative, FullTextGo)
+	}
+	if err := c.validateVectorSearch(); err != nil {
+		return err
 	}
 	if c.Dimensions < 0 {
 		return fmt.Errorf("cosmos: Config.Dimensions is %d", c.Dimensions)

@@ -78,7 +78,8 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestConformanceLive runs the suite against a real account when
+// TestConformanceLive runs the suite, and storetest.RunLargeUser with a
+// user past 1,000 vectors, against a real account when
 // AZURE_COSMOS_ENDPOINT is set: with AZURE_COSMOS_KEY, or else Entra ID
 // through DefaultAzureCredential. Each store provisions a database of its
 // own (serverless unless the account is provisioned) and deletes it.
@@ -87,15 +88,13 @@ func TestConformanceLive(t *testing.T) {
 	if endpoint == "" {
 		t.Skip("AZURE_COSMOS_ENDPOINT is not set: set it (and AZURE_COSMOS_KEY, or sign in for DefaultAzureCredential) to run the conformance suite against a real Azure Cosmos DB account")
 	}
-	storetest.RunConformance(t, func(t *testing.T) store.Store {
+	open := func(t *testing.T) store.Store {
 		cfg := Config{
 			Endpoint:          endpoint,
 			Key:               os.Getenv("AZURE_COSMOS_KEY"),
 			Database:          cosmostest.DatabaseName(t),
 			Dimensions:        storetest.Dimensions,
 			CreateIfNotExists: true,
-			// Few vectors per partition: exact similarities whatever the index.
-			ExactVectorSearch: true,
 		}
 		s, err := Open(t.Context(), cfg)
 		require.NoError(t, err)
@@ -109,5 +108,9 @@ func TestConformanceLive(t *testing.T) {
 			}
 		})
 		return s
-	})
+	}
+	storetest.RunConformance(t, open)
+	// Past the 1,000 vectors from which the service's index replaces an
+	// exact scan, the default search is still exact.
+	t.Run("LargeUser", func(t *testing.T) { storetest.RunLargeUser(t, open, storetest.LargeUserVectors) })
 }
