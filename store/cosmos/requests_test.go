@@ -50,7 +50,10 @@ func TestRequestsPerOperation(t *testing.T) {
 			sess.Summary = "retirement planning, revised"
 			return s.PutSession(ctx, user, sess)
 		}},
-		{"ListSessions", 1, func(ctx context.Context) error { _, err := s.ListSessions(ctx, user, store.SessionFilter{}); return err }},
+		{"ListSessions", 1, func(ctx context.Context) error {
+			_, err := s.ListSessions(ctx, user, store.SessionFilter{})
+			return err
+		}},
 		{"SearchInteractions, vector only (two vector fields)", 3, func(ctx context.Context) error {
 			_, err := s.SearchInteractions(ctx, user, store.SearchRequest{Vector: unitVec(1), TopK: 5})
 			return err
