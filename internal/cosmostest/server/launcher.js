@@ -10,6 +10,8 @@
 //                    [--exit-on-stdin-close]
 //                    [--without-capability NAME]...  (an account without
 //                    EnableNoSQLVectorSearch or EnableNoSQLFullTextSearch)
+//                    [--skip-self-check]  (a second server of a test binary
+//                    whose first has passed it)
 //
 // COSMOSTEST_LOG=1 logs each request (method, path, partition key, status)
 // to stderr.
@@ -727,11 +729,12 @@ function installPatches() {
 }
 
 function parseArgs(argv) {
-  const opts = { port: Number(process.env.COSMOSTEST_PORT || 0), exitOnStdinClose: false, without: [] };
+  const opts = { port: Number(process.env.COSMOSTEST_PORT || 0), exitOnStdinClose: false, without: [], selfCheck: true };
   for (let i = 0; i < argv.length; i += 1) {
     if (argv[i] === "--port" || argv[i] === "-p") opts.port = Number(argv[(i += 1)]);
     else if (argv[i] === "--exit-on-stdin-close") opts.exitOnStdinClose = true;
     else if (argv[i] === "--without-capability") opts.without.push(argv[(i += 1)]);
+    else if (argv[i] === "--skip-self-check") opts.selfCheck = false;
     else if (argv[i] === "--no-ssl") ; // always plain HTTP
     else {
       process.stderr.write(`cosmostest: unknown argument ${argv[i]}\n`);
@@ -765,8 +768,10 @@ async function main() {
   const { port } = server.address();
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await require("./selfcheck").run(endpoint);
-    await provisioning.selfcheck((method, path, o) => require("./selfcheck").request(endpoint, method, path, o));
+    if (opts.selfCheck) {
+      await require("./selfcheck").run(endpoint);
+      await provisioning.selfcheck((method, path, o) => require("./selfcheck").request(endpoint, method, path, o));
+    }
   } catch (err) {
     process.stderr.write(`cosmostest: SELF-CHECK FAILED: ${err.message}\n(a package update broke a run-time patch in launcher.js)\n`);
     process.exit(3);
