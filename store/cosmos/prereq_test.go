@@ -3,12 +3,18 @@ package cosmos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -180,4 +186,30 @@ func TestPrerequisitesMet(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err = s.Prerequisites(t.Context())
 	assert.ErrorIs(t, err, store.ErrClosed)
+}
+
+// TestRefusalOf classifies the service's 400s on container creation by
+// their messages (as the test server sends them, and a dimension refusal
+// that Config validation otherwise pre-empts).
+func TestRefusalOf(t *testing.T) {
+	respond := func(status int, message string) error {
+		body, _ := json.Marshal(map[string]string{"code": http.StatusText(status), "message": "Message: {\"Errors\":[\"" + message + "\"]}\r\nActivityId: 1"})
+		return runtime.NewResponseError(&http.Response{StatusCode: status, Status: http.StatusText(status), Body: io.NopCloser(bytes.NewReader(body)),
+			Header: http.Header{}, Request: &http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/dbs/d/colls"}}})
+	}
+	for _, c := range []struct {
+		err  error
+		want refusal
+	}{
+		{respond(400, "A Container Vector Policy has been provided, but the capability has not been enabled on your account."), refusedVectorCapability},
+		{respond(400, "A Full Text Policy has been provided, but the capability has not been enabled on your account."), refusedFullTextCapability},
+		{respond(400, "Vector Indexing is not supported for shared throughput offer"), refusedSharedThroughput},
+		{respond(400, "The Vector Indexing Policy's path '/v' has 1536 dimensions, more than the 505 supported by vector index type 'flat'."), refusedDimensions},
+		{respond(400, "The partition key path is invalid."), refusedOther},
+		{respond(409, "Vector Indexing is not supported for shared throughput offer"), refusedOther},
+		{errors.New("vector capability not enabled"), refusedOther},
+		{nil, refusedOther},
+	} {
+		assert.Equal(t, c.want, refusalOf(c.err), "%v", c.err)
+	}
 }
