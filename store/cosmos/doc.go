@@ -14,6 +14,24 @@
 // use; and no throughput (serverless) or autoscale up to
 // Config.AutoscaleMaxRU per container.
 //
+// Turn records (store.AppendTurn) and the user state live in the
+// session_summaries container, in the user's partition beside the
+// sessions, marked by a doc_type field ("turn", "user_state") that session
+// documents do not have; every session query keeps to documents without
+// it. A turn's item id is derived from its session and number, so two
+// writers taking the same number conflict (409) and the later one moves
+// on: an append is one query and one create-only write. DeleteSession
+// queries the ids of the session document and its turns and deletes them.
+//
+// The deletion log (store.DeletionLog) is in the session_summaries
+// container too, under the partition key value store.DeletionLogPartition,
+// which the store refuses as a user id: no user's call reaches it and
+// DeleteUser leaves it. Each record is one item, doc_type "deletion", with
+// the id "deletion-" and its zero-padded number, so AppendDeletion (a query
+// for the last number, then a create-only write) conflicts (409) when two
+// appenders take the same number. The item's user_id is the partition key;
+// the record's clear user id is stored as name_user_id.
+//
 // # Prerequisites
 //
 // The account must allow these containers, and Open names what it lacks
@@ -37,24 +55,6 @@
 // Open, at Warn, unless Config.FullText is FullTextNative
 // (ErrFullTextSearchDisabled). Store.Prerequisites reports both
 // capabilities as the containers show them; `agentmemory check` prints it.
-//
-// Turn records (store.AppendTurn) and the user state live in the
-// session_summaries container, in the user's partition beside the
-// sessions, marked by a doc_type field ("turn", "user_state") that session
-// documents do not have; every session query keeps to documents without
-// it. A turn's item id is derived from its session and number, so two
-// writers taking the same number conflict (409) and the later one moves
-// on: an append is one query and one create-only write. DeleteSession
-// queries the ids of the session document and its turns and deletes them.
-//
-// The deletion log (store.DeletionLog) is in the session_summaries
-// container too, under the partition key value store.DeletionLogPartition,
-// which the store refuses as a user id: no user's call reaches it and
-// DeleteUser leaves it. Each record is one item, doc_type "deletion", with
-// the id "deletion-" and its zero-padded number, so AppendDeletion (a query
-// for the last number, then a create-only write) conflicts (409) when two
-// appenders take the same number. The item's user_id is the partition key;
-// the record's clear user id is stored as name_user_id.
 //
 // # Requests
 //

@@ -123,7 +123,7 @@ func (s *Store) provision(ctx context.Context) error {
 			opts = &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}
 		}
 		resp, err := s.db.CreateContainer(ctx, props, opts)
-		if r := refusalOf(err); r == refusedFullTextCapability && s.cfg.FullText != FullTextNative {
+		if refusalOf(err) == refusedFullTextCapability && s.cfg.FullText != FullTextNative {
 			s.refuseFullText(ctx, props.ID, err)
 			props = withoutFullText(props)
 			resp, err = s.db.CreateContainer(ctx, props, opts)
