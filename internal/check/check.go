@@ -16,8 +16,12 @@
 // it implies: the mean cosine of related and of unrelated pairs, the gap
 // between them, and the threshold that would separate them. For the store:
 // reachable, latency, that the vectors it holds (or, on Azure Cosmos DB,
-// its containers' vector policies) have the embedder's length, and a
-// round trip — a probe document with the embedder's vector written under a
+// its containers' vector policies) have the embedder's length, on Azure
+// Cosmos DB the account's vector and full-text search as the containers
+// show them (a store that could not open because the account lacks a
+// prerequisite — the vector search capability, a database without shared
+// throughput, an index type that holds the embedder's dimensions — fails
+// that check, naming the fix), and a round trip — a probe document with the embedder's vector written under a
 // throwaway user, found by vector search, and deleted with that user.
 //
 // Offline (no model configured) the models are the offline client, which
@@ -200,8 +204,7 @@ func Run(ctx context.Context, s Stack, cfg Config) (*Report, error) {
 		probe = vecs[0]
 	}
 	if s.Store == nil {
-		r.Sections = append(r.Sections, Section{Name: "store", Target: s.StoreName, Items: []Item{
-			{Name: "reachable", Status: Fail, Detail: "cannot open: " + errText(s.StoreErr)}}})
+		r.Sections = append(r.Sections, openFailure(s.StoreName, s.StoreErr))
 	} else {
 		r.Sections = append(r.Sections, c.store(ctx, s.Store, s.StoreName, s.Embedder.Dimensions(), probe))
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/cosmos"
 )
 
 // dimensioner is a store that can tell the vector lengths it holds
@@ -42,7 +44,60 @@ func (c *checker) store(ctx context.Context, st store.Store, name string, dims i
 	}
 	sec.Items = append(sec.Items, Item{Name: "reachable", Status: OK, Detail: fmt.Sprintf("read in %s", fmtDuration(lat[0]))})
 	sec.Items = append(sec.Items, c.latency(&sec, lat, "reads"))
-	sec.Items = append(sec.Items, c.storeDimensions(ctx, st, dims), c.roundTrip(ctx, st, user, probe))
+	sec.Items = append(sec.Items, c.storeDimensions(ctx, st, dims))
+	sec.Items = append(sec.Items, c.prerequisites(ctx, st)...)
+	sec.Items = append(sec.Items, c.roundTrip(ctx, st, user, probe))
+	return sec
+}
+
+// prerequisiter is a store that can tell which of the account's
+// capabilities its containers show (store/cosmos).
+type prerequisiter interface {
+	Prerequisites(ctx context.Context) ([]cosmos.Prerequisite, error)
+}
+
+// prerequisites reports each capability the store relies on: OK when met,
+// a warning (the store works, at a cost the detail names) when not.
+func (c *checker) prerequisites(ctx context.Context, st store.Store) []Item {
+	p, ok := st.(prerequisiter)
+	if !ok {
+		return nil
+	}
+	var got []cosmos.Prerequisite
+	if _, err := c.call(ctx, func(ctx context.Context) error {
+		var err error
+		got, err = p.Prerequisites(ctx)
+		return err
+	}); err != nil {
+		return []Item{{Name: "capabilities", Status: Fail, Detail: errText(err)}}
+	}
+	items := make([]Item, 0, len(got))
+	for _, pr := range got {
+		it := Item{Name: pr.Name, Status: OK, Detail: pr.Detail}
+		if !pr.Met {
+			it.Status = Warn
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// openFailure is the store section of a store that could not be opened:
+// an account that lacks a prerequisite is named with its fix; any other
+// error fails "reachable".
+func openFailure(name string, err error) Section {
+	sec := Section{Name: "store", Target: name}
+	var pe *cosmos.PrerequisiteError
+	if !errors.As(err, &pe) {
+		sec.Items = []Item{{Name: "reachable", Status: Fail, Detail: "cannot open: " + errText(err)}}
+		return sec
+	}
+	reach := Item{Name: "reachable", Status: Skip, Detail: "not tried: no account accepts this configuration"}
+	if pe.Container != "" {
+		reach = Item{Name: "reachable", Status: OK, Detail: fmt.Sprintf("the account answered, refusing to create container %q", pe.Container)}
+	}
+	// The fix in full, without the service's response body.
+	sec.Items = []Item{reach, {Name: pe.Prerequisite, Status: Fail, Detail: pe.Err.Error() + ": " + pe.Fix}}
 	return sec
 }
 

@@ -2,8 +2,13 @@
 // a package: the stock @vercel/cosmosdb-server, extended by our launcher
 // (server/launcher.js) with VectorDistance, full-text search as the service
 // documents it (words stemmed, English stopwords dropped, arrays of strings
-// not searched), ORDER BY on expressions, ORDER BY RANK RRF, OFFSET/LIMIT, partition-scoped queries and
-// 404s for missing items, on 127.0.0.1 over plain HTTP.
+// not searched), ORDER BY on expressions, ORDER BY RANK RRF, OFFSET/LIMIT,
+// partition-scoped queries and 404s for missing items, on 127.0.0.1 over
+// plain HTTP. Container creation is refused as the service refuses it
+// (server/provisioning.js): vector indexes in a database with shared
+// throughput, more dimensions than an index type supports (flat 505,
+// quantizedFlat and diskANN 4,096), and, on an account of NewAccount without
+// the capability, vector or full-text policies.
 //
 // # Use
 //
@@ -122,7 +127,7 @@ func Endpoint(tb testing.TB) string {
 	defer mu.Unlock()
 	if !started {
 		started = true
-		srv, startErr = start()
+		srv, startErr = start(nil)
 	}
 	if startErr != nil {
 		msg := startErr.Error()
@@ -136,6 +141,49 @@ func Endpoint(tb testing.TB) string {
 		tb.Fatal(msg)
 	}
 	return srv.endpoint
+}
+
+// Capabilities of an account that Account can leave out.
+const (
+	// CapabilityVectorSearch is the NoSQL vector search capability: without
+	// it the account refuses a container with a vector embedding policy or
+	// vector indexes.
+	CapabilityVectorSearch = "EnableNoSQLVectorSearch"
+	// CapabilityFullTextSearch is the NoSQL full-text search capability of
+	// the older documentation: without it the account refuses a container
+	// with a full-text policy or full-text indexes.
+	CapabilityFullTextSearch = "EnableNoSQLFullTextSearch"
+)
+
+// Account describes the account a server of its own models (see
+// NewAccount). The zero value has every capability.
+type Account struct {
+	// Without lists the capabilities the account lacks
+	// (CapabilityVectorSearch, CapabilityFullTextSearch).
+	Without []string
+}
+
+// NewAccount starts a server of tb's own that models acct, and returns its
+// endpoint; the server stops when tb ends. It skips or fails tb as
+// Endpoint does when the server cannot run. Every server, shared or not,
+// refuses what the service refuses whatever the account: vector indexes in
+// a database with shared throughput, and more dimensions than an index type
+// supports (flat 505, quantizedFlat and diskANN 4,096).
+func NewAccount(tb testing.TB, acct Account) string {
+	tb.Helper()
+	Endpoint(tb) // skips or fails as the shared server does
+	// The shared server has passed the launcher's self-check on the same
+	// packages.
+	args := []string{"--skip-self-check"}
+	for _, c := range acct.Without {
+		args = append(args, "--without-capability", c)
+	}
+	s, err := start(args)
+	if err != nil {
+		tb.Fatalf("cosmostest: account %+v: %v", acct, err)
+	}
+	tb.Cleanup(s.stop)
+	return s.endpoint
 }
 
 // reasonGiven is the short reason of every skip or failure after the first.
@@ -300,7 +348,7 @@ func serverDir() (string, error) {
 	return "", fmt.Errorf("cosmostest: no go.mod above %v", starts)
 }
 
-func start() (*server, error) {
+func start(args []string) (*server, error) {
 	dir, err := serverDir()
 	if err != nil {
 		return nil, err
@@ -319,7 +367,7 @@ func start() (*server, error) {
 		}
 	}
 
-	cmd := exec.Command(nodePath, filepath.Join(dir, "launcher.js"), "--port", "0", "--exit-on-stdin-close")
+	cmd := exec.Command(nodePath, append([]string{filepath.Join(dir, "launcher.js"), "--port", "0", "--exit-on-stdin-close"}, args...)...)
 	cmd.Dir = dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -31,9 +31,8 @@ const (
 )
 
 const (
-	maxProvisionedDimensions = 4096
-	defaultFullTextLanguage  = "en-US"
-	partitionKeyPath         = "/user_id"
+	defaultFullTextLanguage = "en-US"
+	partitionKeyPath        = "/user_id"
 	// legDepth is the minimum number of candidates each vector leg
 	// contributes to fusion, as in store/sqlite: fusion is exact whenever
 	// no leg has more candidates than max(TopK, legDepth).
@@ -113,10 +112,21 @@ type Config struct {
 	// When more documents match, the leg reads the best of them (see the
 	// package doc), listing at most ten times the cap to choose.
 	MaxTextCandidates int
-	// ExactVectorSearch makes every VectorDistance a brute-force scan of
-	// the exact vectors (its third argument, true) instead of using the
-	// vector index: exact similarities at a higher request charge.
-	ExactVectorSearch bool
+	// VectorSearch is VectorSearchExact (the default: the user's vectors
+	// scanned exactly, the contract's similarities) or VectorSearchIndex
+	// (the vector index: approximate, cheaper for users with many
+	// vectors). See the package doc, # Vector search.
+	VectorSearch VectorSearchMode
+	// SearchListSizeMultiplier (diskANN), QuantizedVectorListMultiplier
+	// (quantizedFlat) and FilterPriority (diskANN: the weight of the WHERE
+	// filters against the vector search) are VectorDistance's documented
+	// options, sent with VectorSearchIndex only. A larger list multiplier
+	// (1 to 100; the service's defaults are 10 and 5) may raise recall at
+	// a higher charge and latency. Zero (nil for FilterPriority) sends
+	// nothing: the service's default.
+	SearchListSizeMultiplier      int
+	QuantizedVectorListMultiplier int
+	FilterPriority                *float64
 	// ClientOptions are passed to azcosmos (transport, retry options, plain
 	// HTTP for an emulator, telemetry), with Retry.MaxRetries defaulting to
 	// DefaultMaxRetries. Throttled requests (429) are retried by azcore's
@@ -139,6 +149,10 @@ type Store struct {
 	v      driver.Validator
 	log    *slog.Logger
 	cfg    Config
+
+	// fullTextRefused is set by provision (before Open returns) when the
+	// account refused a container's full-text policy.
+	fullTextRefused bool
 
 	stats  stats
 	closed atomic.Bool
@@ -238,6 +252,7 @@ func (c Config) withDefaults() Config {
 	c.Insights = cmp.Or(c.Insights, DefaultInsights)
 	c.Sessions = cmp.Or(c.Sessions, DefaultSessions)
 	c.VectorIndex = cmp.Or(c.VectorIndex, QuantizedFlat)
+	c.VectorSearch = cmp.Or(c.VectorSearch, VectorSearchExact)
 	if c.MaxTextCandidates <= 0 {
 		c.MaxTextCandidates = DefaultMaxTextCandidates
 	}
@@ -261,12 +276,18 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("cosmos: unknown Config.FullText %q (want %q, %q or empty for auto)", c.FullText, FullTextNative, FullTextGo)
 	}
+	if err := c.validateVectorSearch(); err != nil {
+		return err
+	}
 	if c.Dimensions < 0 {
 		return fmt.Errorf("cosmos: Config.Dimensions is %d", c.Dimensions)
 	}
 	if c.CreateIfNotExists {
-		if c.Dimensions == 0 || c.Dimensions > maxProvisionedDimensions {
-			return fmt.Errorf("cosmos: CreateIfNotExists needs Config.Dimensions in [1, %d], got %d", maxProvisionedDimensions, c.Dimensions)
+		if c.Dimensions == 0 {
+			return errors.New("cosmos: CreateIfNotExists needs Config.Dimensions (the vector embedding policy declares it)")
+		}
+		if c.Dimensions > maxDimensions(c.VectorIndex) {
+			return dimensionsError(c.VectorIndex, c.Dimensions)
 		}
 		if c.AutoscaleMaxRU != 0 && c.AutoscaleMaxRU < autoscaleMinimumMaxRU {
 			return fmt.Errorf("cosmos: Config.AutoscaleMaxRU is %d, at least %d", c.AutoscaleMaxRU, autoscaleMinimumMaxRU)

@@ -86,7 +86,8 @@ func TestTextCandidatesUnderCap(t *testing.T) {
 	})
 }
 
-// TestConformanceLive runs the suite against a real account when
+// TestConformanceLive runs the suite, and storetest.RunLargeUser with a
+// user past 1,000 vectors, against a real account when
 // AZURE_COSMOS_ENDPOINT is set: with AZURE_COSMOS_KEY, or else Entra ID
 // through DefaultAzureCredential. Each store provisions a database of its
 // own (serverless unless the account is provisioned) and deletes it.
@@ -102,8 +103,6 @@ func TestConformanceLive(t *testing.T) {
 			Database:          cosmostest.DatabaseName(t),
 			Dimensions:        storetest.Dimensions,
 			CreateIfNotExists: true,
-			// Few vectors per partition: exact similarities whatever the index.
-			ExactVectorSearch: true,
 			MaxTextCandidates: maxTextCandidates,
 		}
 		s, err := Open(t.Context(), cfg)
@@ -122,5 +121,10 @@ func TestConformanceLive(t *testing.T) {
 	storetest.RunConformance(t, func(t *testing.T) store.Store { return open(t, 0) })
 	t.Run("TextCandidatesUnderCap", func(t *testing.T) {
 		storetest.RunTextCandidates(t, func(t *testing.T) store.Store { return open(t, textCandidateCap) })
+	})
+	// Past the 1,000 vectors from which the service's index replaces an
+	// exact scan, the default search is still exact.
+	t.Run("LargeUser", func(t *testing.T) {
+		storetest.RunLargeUser(t, func(t *testing.T) store.Store { return open(t, 0) }, storetest.LargeUserVectors)
 	})
 }

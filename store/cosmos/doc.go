@@ -32,6 +32,29 @@
 // appenders take the same number. The item's user_id is the partition key;
 // the record's clear user id is stored as name_user_id.
 //
+// # Prerequisites
+//
+// The account must allow these containers, and Open names what it lacks
+// instead of the service's bare 400, as a *PrerequisiteError whose
+// sentinel errors.Is matches and whose Fix says what to do:
+//
+//   - ErrVectorSearchDisabled: the account lacks the NoSQL vector search
+//     capability; `az cosmosdb update --resource-group <resource-group>
+//     --name <account> --capabilities EnableNoSQLVectorSearch` enables it.
+//   - ErrSharedThroughput: the database has shared throughput, where
+//     vector indexes are not supported; name a database without it, which
+//     Open creates with none.
+//   - ErrDimensionsOverLimit: a flat index holds at most 505 dimensions,
+//     quantizedFlat and diskANN 4,096; found in the Config, before any
+//     request.
+//
+// An account that refuses the full-text policy (the older full-text
+// documentation's capability, EnableNoSQLFullTextSearch) still gets its
+// containers, created without full-text policy and indexes, and the store
+// says so once per Open, at Warn: no query needs them (see # Full-text
+// candidates). Store.Prerequisites reports both
+// capabilities as the containers show them; `agentmemory check` prints it.
+//
 // # Requests
 //
 // Every request names the user's logical partition
@@ -62,8 +85,10 @@
 //     aggregate query; the best max(TopK, 100) take part in fusion, as in
 //     store/sqlite.
 //
-// The legs are fused with driver.Combine, so Hit.Score is exactly the RRF
-// of the contract, and the winners are loaded with one more query. The
+// The legs are fused with driver.Combine, so Hit.Score is the RRF of the
+// contract over the legs' ranks (exactly the contract's with the default
+// exact vector search, see # Vector search), and the winners are loaded
+// with one more query. The
 // service's ORDER BY RANK RRF(VectorDistance(...), FullTextScore(...)) is
 // not used: FullTextScore and RRF cannot be projected, so it gives an order
 // but neither Hit.Score nor Similarity nor TextScore, and its BM25 (with
@@ -106,12 +131,48 @@
 // 44–54 ms and 38–55 ms with the service's predicate before; the service's
 // own request charge cannot be measured here.
 //
+// # Vector search
+//
+// By default (Config.VectorSearch VectorSearchExact) every VectorDistance
+// is a brute-force scan of the user's exact vectors (third argument
+// true): similarities and ranks are exactly the contract's, the same as
+// store/sqlite, for a user of any size. The scan stays in the user's
+// logical partition; its charge grows with the user's vectors. Exact is
+// the default because a user's memory is small for most users and because
+// the alternative changes results as a memory grows: the service answers
+// from its quantizedFlat and diskANN indexes only once a partition holds
+// 1,000 vectors, and scans exactly below that (as documented).
+//
+// VectorSearchIndex lets the service use the container's index instead,
+// which approximates:
+//
+//   - flat (at most 505 dimensions) is an exact k-nearest-neighbour scan;
+//   - quantizedFlat scans compressed (quantized) vectors, with a candidate
+//     list sized by QuantizedVectorListMultiplier (service default 5):
+//     documented as slightly below 100% accuracy;
+//   - diskANN searches a graph index (approximate nearest neighbours),
+//     with a search list sized by SearchListSizeMultiplier (service
+//     default 10); with a WHERE filter (every search here has at least
+//     the user's) it may return fewer than k, and FilterPriority weighs
+//     the filters against the vector search.
+//
+// Similarities returned are computed by the service for the documents it
+// found; a document the index missed is simply absent. The test server
+// computes every VectorDistance exactly, so recall at 10 against the exact
+// scan measured there is 1 by construction (TestVectorRecall);
+// TestVectorRecallLive measures the service's own figure on a real
+// account.
+//
 // # Tests
 //
 // The package's tests run store/storetest over HTTP against the Cosmos
 // protocol test server of internal/cosmostest (Node.js; installed by
 // .ci/run), whose full-text functions drop stopwords and skip arrays as the
-// service does, and against a real account when AZURE_COSMOS_ENDPOINT is
-// set (with AZURE_COSMOS_KEY, or Entra ID through DefaultAzureCredential);
-// both also run storetest.RunTextCandidates with MaxTextCandidates 5.
+// service does and which refuses container creation as the service does
+// (missing capabilities, shared throughput, dimension limits), and against
+// a real account when AZURE_COSMOS_ENDPOINT is set (with AZURE_COSMOS_KEY,
+// or Entra ID through DefaultAzureCredential). Both also run
+// storetest.RunTextCandidates with MaxTextCandidates 5; the real account
+// also storetest.RunLargeUser, a user past 1,000 vectors, and the recall of
+// each index type against the exact scan.
 package cosmos

@@ -20,6 +20,7 @@ var ErrNotConfigured = errors.New("store/cosmos: AZURE_COSMOS_ENDPOINT is not se
 //	AZURE_COSMOS_DATABASE        database name (default financial_advisor_memory)
 //	AZURE_COSMOS_AUTOSCALE_MAX_RU autoscale throughput cap per container; serverless when unset
 //	AZURE_COSMOS_VECTOR_INDEX    quantizedFlat (default) or diskANN
+//	AZURE_COSMOS_VECTOR_SEARCH   exact (default) or index
 //
 // Dimensions and the other fields stay as base has them. It returns
 // ErrNotConfigured when AZURE_COSMOS_ENDPOINT is unset or empty, and an
@@ -52,6 +53,15 @@ func FromEnv(lookup func(string) (string, bool), base Config) (Config, error) {
 		cfg.VectorIndex = DiskANN
 	default:
 		return base, fmt.Errorf("store/cosmos: AZURE_COSMOS_VECTOR_INDEX=%q: want %s or %s", idx, QuantizedFlat, DiskANN)
+	}
+	switch mode := get("AZURE_COSMOS_VECTOR_SEARCH"); strings.ToLower(mode) {
+	case "":
+	case string(VectorSearchExact):
+		cfg.VectorSearch = VectorSearchExact
+	case string(VectorSearchIndex):
+		cfg.VectorSearch = VectorSearchIndex
+	default:
+		return base, fmt.Errorf("store/cosmos: AZURE_COSMOS_VECTOR_SEARCH=%q: want %s or %s", mode, VectorSearchExact, VectorSearchIndex)
 	}
 	return cfg, nil
 }

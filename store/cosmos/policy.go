@@ -113,23 +113,43 @@ func (s *Store) provision(ctx context.Context) error {
 	}
 	for _, kind := range store.Kinds {
 		props := ContainerProperties(kind, s.names[kind], s.cfg.Dimensions, s.cfg.VectorIndex)
+		if s.fullTextRefused {
+			// An earlier container's full-text policy was refused.
+			props = withoutFullText(props)
+		}
 		var opts *azcosmos.CreateContainerOptions
 		if s.cfg.AutoscaleMaxRU > 0 {
 			tp := azcosmos.NewAutoscaleThroughputProperties(s.cfg.AutoscaleMaxRU)
 			opts = &azcosmos.CreateContainerOptions{ThroughputProperties: &tp}
 		}
 		resp, err := s.db.CreateContainer(ctx, props, opts)
+		if refusalOf(err) == refusedFullTextCapability {
+			s.refuseFullText(ctx, props.ID, err)
+			props = withoutFullText(props)
+			resp, err = s.db.CreateContainer(ctx, props, opts)
+		}
 		switch {
 		case err == nil:
 			s.stats.add(opProvision, float64(resp.RequestCharge))
 			s.log.InfoContext(ctx, "cosmos: created container", "container", props.ID,
-				"vector_index", s.cfg.VectorIndex, "dimensions", s.cfg.Dimensions, "autoscale_max_ru", s.cfg.AutoscaleMaxRU)
+				"vector_index", s.cfg.VectorIndex, "dimensions", s.cfg.Dimensions, "autoscale_max_ru", s.cfg.AutoscaleMaxRU,
+				"full_text_policy", props.FullTextPolicy != nil)
 		case statusOf(err) == http.StatusConflict:
 		default:
-			return fmt.Errorf("cosmos: create container %q: %w", props.ID, err)
+			return s.prerequisiteError(props.ID, refusalOf(err), err)
 		}
 	}
 	return nil
+}
+
+// refuseFullText records that the account refused a full-text policy:
+// the containers are created without it, and the store says so once, at
+// Warn, naming the capability. No query of the store needs the policy
+// (full-text candidates come from search_terms).
+func (s *Store) refuseFullText(ctx context.Context, container string, err error) {
+	s.fullTextRefused = true
+	s.log.WarnContext(ctx, "cosmos: full-text policy refused by the account; containers created without it (the store does not need it: full text is matched through search_terms; to have the service's full-text index anyway, enable `"+enableCommand("EnableNoSQLFullTextSearch")+"` and recreate the containers)",
+		"container", container, "error", serviceMessage(err))
 }
 
 // statusOf returns the HTTP status of a service error, or 0.

@@ -139,22 +139,21 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 
 // vectorQuery returns the vector leg's SQL and parameters:
 //
-//	SELECT TOP @k c.id, VectorDistance(c.<field>, @v) AS score FROM c
+//	SELECT TOP @k c.id, VectorDistance(c.<field>, @v<args>) AS score FROM c
 //	WHERE c.user_id = @u AND <filters> AND ARRAY_CONTAINS(c.vector_fields, @f)
-//	ORDER BY VectorDistance(c.<field>, @v)
+//	ORDER BY VectorDistance(c.<field>, @v<args>)
 //
-// The containers' distance function is cosine, so VectorDistance is the
-// cosine similarity and ORDER BY puts the most similar first.
-func vectorQuery(kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int, bruteForce bool) (string, []azcosmos.QueryParameter) {
+// where <args> are cfg's (see Config.vectorDistanceArgs): ", true" for an
+// exact search. The containers' distance function is cosine, so
+// VectorDistance is the cosine similarity and ORDER BY puts the most
+// similar first.
+func vectorQuery(kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int, cfg Config) (string, []azcosmos.QueryParameter) {
 	q := newQuery(userID)
 	q.searchFilters(kind, r)
 	q.cond("ARRAY_CONTAINS(c.vector_fields, " + q.param(string(field)) + ")")
 	k := q.param(depth)
 	v := q.param(r.Vector)
-	extra := ""
-	if bruteForce {
-		extra = ", true"
-	}
+	extra := cfg.vectorDistanceArgs()
 	// field is one of the store.Field* constants (validated by
 	// driver.Validator.Search), never user text.
 	dist := "VectorDistance(c." + string(field) + ", " + v + extra + ")"
@@ -162,7 +161,7 @@ func vectorQuery(kind store.Kind, userID string, r store.SearchRequest, field st
 }
 
 func (s *Store) vectorLeg(ctx context.Context, kind store.Kind, userID string, r store.SearchRequest, field store.VectorField, depth int) ([]driver.Scored, error) {
-	sql, params := vectorQuery(kind, userID, r, field, depth, s.cfg.ExactVectorSearch)
+	sql, params := vectorQuery(kind, userID, r, field, depth, s.cfg)
 	items, err := s.query(ctx, kind, userID, sql, params)
 	if err != nil {
 		return nil, err

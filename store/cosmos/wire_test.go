@@ -105,7 +105,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestQueryShapes(t *testing.T) {
 	r := store.SearchRequest{Text: "x", Vector: []float32{1, 2}, SessionID: "s1", Category: "risk", InsightType: store.InsightSession,
 		Since: time.Date(2026, 3, 1, 10, 0, 0, 0, time.FixedZone("x", 3600))}
-	sql, params := vectorQuery(store.KindInsight, "alice", r, store.FieldInsightVector, 100, false)
+	sql, params := vectorQuery(store.KindInsight, "alice", r, store.FieldInsightVector, 100, Config{VectorSearch: VectorSearchIndex})
 	assert.Equal(t, `SELECT TOP @p6 c.id, VectorDistance(c.insight_vector, @p7) AS score FROM c WHERE c.user_id = @p0`+
 		` AND (NOT IS_DEFINED(c.supersede_reason) OR c.supersede_reason = "") AND ARRAY_CONTAINS(c.session_ids, @p1)`+
 		` AND c.insight_type = @p2 AND c.category = @p3 AND c.created_at >= @p4 AND ARRAY_CONTAINS(c.vector_fields, @p5)`+
@@ -114,7 +114,7 @@ func TestQueryShapes(t *testing.T) {
 	assert.Equal(t, "2026-03-01T09:00:00.000000000Z", params[4].Value, "time bounds are fixed-width UTC")
 	assert.Equal(t, 100, params[6].Value)
 
-	sql, _ = vectorQuery(store.KindInteraction, "alice", store.SearchRequest{Vector: []float32{1}}, store.FieldSummaryVector, 5, true)
+	sql, _ = vectorQuery(store.KindInteraction, "alice", store.SearchRequest{Vector: []float32{1}}, store.FieldSummaryVector, 5, Config{VectorSearch: VectorSearchExact})
 	assert.Contains(t, sql, "VectorDistance(c.summary_vector, @p3, true)", "exact search is VectorDistance's brute-force flag")
 
 	cand, cp, stats, sp := textQueries(store.KindInteraction, "alice", store.SearchRequest{SessionID: "s1"}, []string{"zebra", "quartz"}, 50)

@@ -8,6 +8,10 @@
 //
 //   node launcher.js [--port N]          (or COSMOSTEST_PORT; 0 = a free port)
 //                    [--exit-on-stdin-close]
+//                    [--without-capability NAME]...  (an account without
+//                    EnableNoSQLVectorSearch or EnableNoSQLFullTextSearch)
+//                    [--skip-self-check]  (a second server of a test binary
+//                    whose first has passed it)
 //
 // COSMOSTEST_LOG=1 logs each request (method, path, partition key, status)
 // to stderr.
@@ -37,6 +41,10 @@
 //   http-endpoints    the account document advertises http:// endpoints.
 //   container-policy  container definitions (vector, full-text, indexing
 //                     policies) are kept and returned as sent.
+//   provisioning      the service's refusals on container creation: missing
+//                     capabilities, vector indexes in a shared-throughput
+//                     database, dimension limits per index type
+//                     (provisioning.js).
 "use strict";
 
 const http = require("http");
@@ -52,6 +60,7 @@ const replaceDocument = require("@vercel/cosmosdb-server/lib/handler/replace-doc
 const deleteDocument = require("@vercel/cosmosdb-server/lib/handler/delete-document").default;
 const patchDocument = require("@vercel/cosmosdb-server/lib/handler/patch-document").default;
 const readMeta = require("@vercel/cosmosdb-server/lib/handler/read-meta").default;
+const provisioning = require("./provisioning");
 const cosmosQuery = require("@zeit/cosmosdb-query");
 const builtins = require("@zeit/cosmosdb-query/lib/builtin-functions");
 const helpers = require("@zeit/cosmosdb-query/lib/helpers");
@@ -671,7 +680,9 @@ function wrapHandler(handler) {
       return { ...NOT_FOUND };
     }
     let body;
-    if (handler === queryDocuments) {
+    if (provisioning.handles(handler)) {
+      body = await provisioning.serve(handler, account, req, res, params);
+    } else if (handler === queryDocuments) {
       // A query under a partition key is served from that partition, so the
       // stock check that the WHERE clause names the key does not apply.
       if (headerPartitionKey(req) !== undefined) req.headers["x-ms-documentdb-query-enablecrosspartition"] = "true";
@@ -740,10 +751,12 @@ function installPatches() {
 }
 
 function parseArgs(argv) {
-  const opts = { port: Number(process.env.COSMOSTEST_PORT || 0), exitOnStdinClose: false };
+  const opts = { port: Number(process.env.COSMOSTEST_PORT || 0), exitOnStdinClose: false, without: [], selfCheck: true };
   for (let i = 0; i < argv.length; i += 1) {
     if (argv[i] === "--port" || argv[i] === "-p") opts.port = Number(argv[(i += 1)]);
     else if (argv[i] === "--exit-on-stdin-close") opts.exitOnStdinClose = true;
+    else if (argv[i] === "--without-capability") opts.without.push(argv[(i += 1)]);
+    else if (argv[i] === "--skip-self-check") opts.selfCheck = false;
     else if (argv[i] === "--no-ssl") ; // always plain HTTP
     else {
       process.stderr.write(`cosmostest: unknown argument ${argv[i]}\n`);
@@ -777,10 +790,20 @@ async function main() {
   const { port } = server.address();
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    await require("./selfcheck").run(endpoint);
+    if (opts.selfCheck) {
+      await require("./selfcheck").run(endpoint);
+      await provisioning.selfcheck((method, path, o) => require("./selfcheck").request(endpoint, method, path, o));
+    }
   } catch (err) {
     process.stderr.write(`cosmostest: SELF-CHECK FAILED: ${err.message}\n(a package update broke a run-time patch in launcher.js)\n`);
     process.exit(3);
+  }
+  // The account's capabilities apply once the self-checks have passed.
+  try {
+    provisioning.configure({ without: opts.without });
+  } catch (err) {
+    process.stderr.write(`cosmostest: --without-capability: ${err.message}\n`);
+    process.exit(2);
   }
   process.stdout.write(`LISTENING ${endpoint}\n`);
   const stop = () => {

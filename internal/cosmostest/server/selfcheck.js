@@ -124,4 +124,4 @@ async function run(endpoint) {
   expect("stock", r.status === 204, `delete database: HTTP ${r.status}`);
 }
 
-module.exports = { run };
+module.exports = { run, request };
