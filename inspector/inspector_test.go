@@ -1,0 +1,511 @@
+package inspector_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/inspector"
+	"github.com/agentmemory/agentmemory/llm/offline"
+	"github.com/agentmemory/agentmemory/memoryservice"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+// Keys of the test server: keyA reaches memory store alpha only, keyB
+// beta only, keyAll every store.
+const (
+	keyA   = "alpha-key-0123456789"
+	keyB   = "beta-key-0123456789"
+	keyAll = "admin-key-0123456789"
+)
+
+// rig is a memory service on a SQLite file in t.TempDir(), with the
+// inspector at /inspector/ and the API everywhere else, over real HTTP.
+type rig struct {
+	t   testing.TB
+	svc *memoryservice.Service
+	st  store.Store
+	srv *httptest.Server
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newRig(t testing.TB, keys []memoryservice.APIKey) *rig {
+	t.Helper()
+	emb, err := lexical.New(lexical.Config{})
+	require.NoError(t, err)
+	chat, err := offline.New(offline.Config{})
+	require.NoError(t, err)
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})
+	require.NoError(t, err)
+	svc, err := memoryservice.New(context.Background(), st, memoryservice.Config{Chat: chat, Mini: chat, Embedder: emb, Keys: keys,
+		Logger: quiet(), RateLimit: -1, PollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	in, err := inspector.New(inspector.Config{Service: svc, Logger: quiet(), PageSize: 3})
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/inspector/", in)
+	mux.Handle("/inspector", in)
+	mux.Handle("/", svc)
+	r := &rig{t: t, svc: svc, st: st, srv: httptest.NewServer(mux)}
+	t.Cleanup(func() {
+		r.srv.Close()
+		require.NoError(t, svc.Close(context.Background()))
+		require.NoError(t, st.Close())
+	})
+	return r
+}
+
+func keyed(t testing.TB) *rig {
+	return newRig(t, []memoryservice.APIKey{{Key: keyA, Stores: []string{"alpha"}}, {Key: keyB, Stores: []string{"beta"}}, {Key: keyAll}})
+}
+
+// api calls the Memory Store API with key.
+func (r *rig) api(key, method, path string, body any) map[string]any {
+	r.t.Helper()
+	raw, err := json.Marshal(body)
+	require.NoError(r.t, err)
+	req, err := http.NewRequest(method, r.srv.URL+path, bytes.NewReader(raw))
+	require.NoError(r.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("api-key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(r.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	require.NoError(r.t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Less(r.t, resp.StatusCode, 300, "%s %s: %v", method, path, out)
+	return out
+}
+
+// remember creates memory store name (if need be) and records texts for
+// scope as one update, waiting until it completes.
+func (r *rig) remember(key, name, scope string, texts ...string) {
+	r.t.Helper()
+	req, _ := http.NewRequest("GET", r.srv.URL+"/memory_stores/"+name, nil)
+	req.Header.Set("api-key", key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(r.t, err)
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		r.api(key, "POST", "/memory_stores", map[string]any{"name": name,
+			"definition": map[string]any{"kind": "default", "chat_model": "offline", "embedding_model": "lexical"}})
+	}
+	var items []any
+	for _, t := range texts {
+		items = append(items, map[string]any{"type": "message", "role": "user", "content": t})
+	}
+	out := r.api(key, "POST", "/memory_stores/"+name+":update_memories", map[string]any{"scope": scope, "items": items, "update_delay": 0})
+	id := out["update_id"].(string)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		out = r.api(key, "GET", "/memory_stores/"+name+"/updates/"+id, nil)
+		if out["status"] == "completed" {
+			return
+		}
+		require.Contains(r.t, []any{"queued", "in_progress"}, out["status"], "%v", out)
+	}
+	r.t.Fatalf("update %s did not complete", id)
+}
+
+// browser is a client with a cookie jar that does not follow redirects.
+type browser struct {
+	t *testing.T
+	r *rig
+	c *http.Client
+}
+
+func (r *rig) browser(t *testing.T) *browser {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &browser{t: t, r: r, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// page is an answer: its status, body and where it redirects.
+type page struct {
+	Status   int
+	Body     string
+	Location string
+	Header   http.Header
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	resp, err := b.c.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(b.t, err)
+	return page{Status: resp.StatusCode, Body: string(raw), Location: resp.Header.Get("Location"), Header: resp.Header}
+}
+
+func (b *browser) get(path string) page {
+	b.t.Helper()
+	req, err := http.NewRequest("GET", b.r.srv.URL+path, nil)
+	require.NoError(b.t, err)
+	return b.do(req)
+}
+
+// post sends a form as a same-origin page does.
+func (b *browser) post(path string, form url.Values) page {
+	b.t.Helper()
+	req, err := http.NewRequest("POST", b.r.srv.URL+path, strings.NewReader(form.Encode()))
+	require.NoError(b.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.r.srv.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return b.do(req)
+}
+
+// follow gets the page a redirect names.
+func (b *browser) follow(p page) page {
+	b.t.Helper()
+	require.Equal(b.t, http.StatusSeeOther, p.Status, "%s", p.Body)
+	u, err := url.Parse(p.Location)
+	require.NoError(b.t, err)
+	return b.get(u.RequestURI())
+}
+
+func (b *browser) signIn(key string) {
+	b.t.Helper()
+	p := b.post("/inspector/sign-in", url.Values{"key": {key}, "next": {"/inspector/"}})
+	require.Equal(b.t, http.StatusSeeOther, p.Status, "%s", p.Body)
+	require.Equal(b.t, "/inspector/", p.Location)
+}
+
+// text is a page's body with its tags dropped and entities decoded,
+// spaces collapsed.
+func text(body string) string {
+	return strings.Join(strings.Fields(html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(body, " "))), " ")
+}
+
+// profile is the text of the overview's profile section.
+func profile(body string) string {
+	m := regexp.MustCompile(`(?s)<section class="profile">(.*?)</section>`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return text(m[1])
+}
+
+// hrefs lists the page's links whose href matches re.
+func hrefs(body string, re string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		h := html.UnescapeString(m[1])
+		if regexp.MustCompile(re).MatchString(h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func TestSignInIsRequiredAndTheCookieIsStrict(t *testing.T) {
+	r := keyed(t)
+	b := r.browser(t)
+	p := b.get("/inspector/")
+	require.Equal(t, http.StatusSeeOther, p.Status)
+	assert.True(t, strings.HasPrefix(p.Location, "/inspector/sign-in?next="), p.Location)
+
+	p = b.post("/inspector/sign-in", url.Values{"key": {"not-a-key-of-this-server"}})
+	assert.Equal(t, http.StatusUnauthorized, p.Status)
+	assert.Contains(t, text(p.Body), "That is not an API key of this server.")
+
+	p = b.post("/inspector/sign-in", url.Values{"key": {keyA}, "next": {"https://evil.example/"}})
+	require.Equal(t, http.StatusSeeOther, p.Status)
+	assert.Equal(t, "/inspector/", p.Location, "a sign-in returns only to the inspector's own pages")
+	cookie := p.Header.Get("Set-Cookie")
+	assert.Contains(t, cookie, inspector.CookieName+"=")
+	assert.Contains(t, cookie, "HttpOnly")
+	assert.Contains(t, cookie, "SameSite=Strict")
+	assert.Contains(t, cookie, "Path=/inspector/")
+	assert.NotContains(t, cookie, keyA, "the cookie does not hold the key in clear text")
+
+	p = b.get("/inspector/")
+	assert.Equal(t, http.StatusOK, p.Status)
+	assert.Contains(t, p.Header.Get("Content-Security-Policy"), "default-src 'none'")
+
+	p = b.post("/inspector/sign-out", nil)
+	require.Equal(t, http.StatusSeeOther, p.Status)
+	assert.Equal(t, http.StatusSeeOther, b.get("/inspector/").Status, "signed out")
+}
+
+func TestPagesShowTheScopesMemory(t *testing.T) {
+	r := keyed(t)
+	r.remember(keyA, "alpha", "alice", "I am a vegetarian and I live in Lisbon.", "My daughter Ana plays the cello.")
+	b := r.browser(t)
+	b.signIn(keyA)
+
+	idx := b.get("/inspector/")
+	require.Equal(t, http.StatusOK, idx.Status)
+	assert.Contains(t, hrefs(idx.Body, `^/inspector/s/`), "/inspector/s/alpha/")
+
+	st := b.get("/inspector/s/alpha/")
+	require.Equal(t, http.StatusOK, st.Status, st.Body)
+	assert.Contains(t, hrefs(st.Body, `/s/alpha/alice/$`), "/inspector/s/alpha/alice/")
+
+	ov := b.get("/inspector/s/alpha/alice/")
+	require.Equal(t, http.StatusOK, ov.Status, ov.Body)
+	assert.Contains(t, text(ov.Body), "Long-term profile")
+	assert.Contains(t, ov.Body, "<svg", "the timeline")
+
+	ins := b.get("/inspector/s/alpha/alice/insights")
+	require.Equal(t, http.StatusOK, ins.Status, ins.Body)
+	links := hrefs(ins.Body, `/insights/.`)
+	require.NotEmpty(t, links, "the insights page links each insight: %s", text(ins.Body))
+	assert.Contains(t, strings.ToLower(text(ins.Body)), "vegetarian")
+
+	// An insight links to its source session, which links back to it.
+	var insightPage, sessionLink string
+	for _, l := range links {
+		p := b.get(l)
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		if s := hrefs(p.Body, `/sessions/.`); len(s) > 0 && strings.Contains(strings.ToLower(text(p.Body)), "vegetarian") {
+			insightPage, sessionLink = l, s[0]
+			break
+		}
+	}
+	require.NotEmpty(t, sessionLink, "an insight about being vegetarian links to its session")
+	sess := b.get(sessionLink)
+	require.Equal(t, http.StatusOK, sess.Status, sess.Body)
+	assert.Contains(t, text(sess.Body), "I am a vegetarian and I live in Lisbon.", "the session shows its turns")
+	assert.Contains(t, hrefs(sess.Body, `/insights/.`), insightPage, "the session links to the insight drawn from it")
+
+	its := b.get("/inspector/s/alpha/alice/interactions")
+	require.Equal(t, http.StatusOK, its.Status, its.Body)
+	itLinks := hrefs(its.Body, `/interactions/.`)
+	require.NotEmpty(t, itLinks)
+	it := b.get(itLinks[0])
+	require.Equal(t, http.StatusOK, it.Status, it.Body)
+	assert.Contains(t, hrefs(it.Body, `/sessions/.`), sessionLink, "the interaction links to its session")
+
+	found := b.get("/inspector/s/alpha/alice/search?q=" + url.QueryEscape("where does she live?"))
+	require.Equal(t, http.StatusOK, found.Status, found.Body)
+	assert.Contains(t, text(found.Body), "Lisbon")
+	assert.Contains(t, text(found.Body), "score")
+
+	up := b.get("/inspector/s/alpha/alice/updates")
+	require.Equal(t, http.StatusOK, up.Status, up.Body)
+	assert.Contains(t, text(up.Body), "completed")
+	assert.Contains(t, up.Body, "<svg")
+
+	ex := b.get("/inspector/s/alpha/alice/export")
+	require.Equal(t, http.StatusOK, ex.Status)
+	assert.Contains(t, ex.Header.Get("Content-Disposition"), "attachment")
+	lines := strings.Split(strings.TrimSpace(ex.Body), "\n")
+	require.Greater(t, len(lines), 2)
+	var first map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first), "JSON lines")
+	assert.Contains(t, ex.Body, "Lisbon")
+
+	dl := b.get("/inspector/s/alpha/alice/deletions")
+	require.Equal(t, http.StatusOK, dl.Status)
+	assert.Contains(t, text(dl.Body), "Nothing of this scope has been forgotten.")
+}
+
+func TestAKeyForOneStoreNeverSeesAnothers(t *testing.T) {
+	r := keyed(t)
+	r.remember(keyA, "alpha", "alice", "I am a vegetarian.")
+	r.remember(keyB, "beta", "bob", "I love to collect vintage typewriters.")
+	b := r.browser(t)
+	b.signIn(keyA)
+
+	idx := b.get("/inspector/")
+	assert.NotContains(t, idx.Body, "beta", "the index lists only the stores the key reaches")
+	for _, path := range []string{"/inspector/s/beta/", "/inspector/s/beta/bob/", "/inspector/s/beta/bob/insights", "/inspector/s/beta/bob/sessions",
+		"/inspector/s/beta/bob/export", "/inspector/s/beta/bob/deletions", "/inspector/s/beta/bob/search?q=typewriters",
+		"/inspector/s/nosuchstore/bob/"} {
+		p := b.get(path)
+		assert.Equal(t, http.StatusForbidden, p.Status, path)
+		assert.NotContains(t, strings.ToLower(p.Body), "typewriter", path)
+	}
+	p := b.post("/inspector/s/beta/bob/forget", url.Values{"kind": {"scope"}, "confirm": {"yes"}})
+	assert.Equal(t, http.StatusForbidden, p.Status)
+
+	// bob's memory is intact, and keyB sees it.
+	b2 := r.browser(t)
+	b2.signIn(keyB)
+	ins := b2.get("/inspector/s/beta/bob/insights")
+	require.Equal(t, http.StatusOK, ins.Status)
+	assert.Contains(t, strings.ToLower(text(ins.Body)), "typewriters")
+	// A scope of another store is not reachable through the store the
+	// key reaches, either: alpha has no scope bob.
+	assert.Equal(t, http.StatusNotFound, b.get("/inspector/s/alpha/bob/insights").Status)
+}
+
+func TestForgettingAnInsightShowsItsReceipt(t *testing.T) {
+	r := keyed(t)
+	r.remember(keyA, "alpha", "alice", "I am a vegetarian and I live in Lisbon.")
+	b := r.browser(t)
+	b.signIn(keyA)
+	base := "/inspector/s/alpha/alice"
+
+	ins := b.get(base + "/insights?show=active")
+	var target string
+	for _, l := range hrefs(ins.Body, `/insights/.`) {
+		if p := b.get(l); strings.Contains(strings.ToLower(text(p.Body)), "vegetarian") && !strings.Contains(l, "longterm-") {
+			target = l
+			break
+		}
+	}
+	require.NotEmpty(t, target, "an insight about being vegetarian: %s", text(ins.Body))
+	id, err := url.PathUnescape(target[strings.LastIndex(target, "/")+1:])
+	require.NoError(t, err)
+	ov := b.get(base + "/")
+	require.Contains(t, strings.ToLower(profile(ov.Body)), "vegetarian", "the profile folded it in")
+
+	confirm := b.get(base + "/forget?kind=insight&id=" + url.QueryEscape(id))
+	require.Equal(t, http.StatusOK, confirm.Status, confirm.Body)
+	assert.Contains(t, strings.ToLower(text(confirm.Body)), "vegetarian", "the confirmation says what is forgotten")
+
+	unconfirmed := b.post(base+"/forget", url.Values{"kind": {"insight"}, "id": {id}})
+	assert.Equal(t, http.StatusBadRequest, unconfirmed.Status)
+	assert.Equal(t, http.StatusOK, b.get(target).Status, "nothing forgotten without the confirmation")
+
+	done := b.post(base+"/forget", url.Values{"kind": {"insight"}, "id": {id}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, done.Status, done.Body)
+	receipt := b.follow(done)
+	require.Equal(t, http.StatusOK, receipt.Status, receipt.Body)
+	rt := text(receipt.Body)
+	assert.Contains(t, rt, "forget_insight")
+	assert.Contains(t, rt, id, "the receipt names the insight deleted")
+	assert.Contains(t, rt, "The whole chain verifies")
+
+	assert.Equal(t, http.StatusNotFound, b.get(target).Status, "the insight is gone")
+	assert.NotContains(t, strings.ToLower(profile(b.get(base+"/").Body)), "vegetarian", "the profile is written anew without it")
+	dl := b.get(base + "/deletions")
+	loc, err := url.Parse(done.Location)
+	require.NoError(t, err)
+	assert.Contains(t, hrefs(dl.Body, `/deletions/\d+$`), loc.Path, "the scope's deletion log links the receipt")
+}
+
+func TestForgettingTheScope(t *testing.T) {
+	r := keyed(t)
+	r.remember(keyA, "alpha", "alice", "I am a vegetarian.")
+	r.remember(keyA, "alpha", "carol", "I play the oboe.")
+	b := r.browser(t)
+	b.signIn(keyA)
+	p := b.post("/inspector/s/alpha/alice/forget", url.Values{"kind": {"scope"}, "confirm": {"yes"}})
+	require.Equal(t, http.StatusSeeOther, p.Status, p.Body)
+	dl := b.follow(p)
+	require.Equal(t, http.StatusOK, dl.Status, dl.Body)
+	assert.Contains(t, text(dl.Body), "forget_user")
+	assert.Equal(t, http.StatusNotFound, b.get("/inspector/s/alpha/alice/").Status)
+	st := b.get("/inspector/s/alpha/")
+	assert.NotContains(t, text(st.Body), "alice")
+	assert.Contains(t, text(st.Body), "carol")
+}
+
+func TestCrossOriginPostsAreRefused(t *testing.T) {
+	for _, keys := range [][]memoryservice.APIKey{nil, {{Key: keyAll}}} {
+		t.Run(fmt.Sprintf("keys=%d", len(keys)), func(t *testing.T) {
+			r := newRig(t, keys)
+			key := keyAll
+			if keys == nil {
+				key = ""
+			}
+			r.remember(key, "alpha", "alice", "I am a vegetarian.")
+			b := r.browser(t)
+			if keys != nil {
+				b.signIn(keyAll)
+			}
+			req, err := http.NewRequest("POST", r.srv.URL+"/inspector/s/alpha/alice/forget",
+				strings.NewReader(url.Values{"kind": {"scope"}, "confirm": {"yes"}}.Encode()))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", "https://evil.example")
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+			p := b.do(req)
+			assert.Equal(t, http.StatusForbidden, p.Status, p.Body)
+			assert.Equal(t, http.StatusOK, b.get("/inspector/s/alpha/alice/").Status, "nothing was forgotten")
+		})
+	}
+}
+
+func TestKeylessServesLoopbackOnlyWithoutSignIn(t *testing.T) {
+	r := newRig(t, nil)
+	r.remember("", "alpha", "alice", "I am a vegetarian.")
+	b := r.browser(t)
+	assert.Equal(t, http.StatusOK, b.get("/inspector/s/alpha/alice/").Status)
+	req, err := http.NewRequest("GET", r.srv.URL+"/inspector/", nil)
+	require.NoError(t, err)
+	req.Host = "attacker.example" // DNS rebinding
+	assert.Equal(t, http.StatusMisdirectedRequest, b.do(req).Status)
+	p := b.get("/inspector/sign-in")
+	assert.Equal(t, http.StatusSeeOther, p.Status, "nothing to sign in to")
+}
+
+func TestBadInputGetsAClearPage(t *testing.T) {
+	r := keyed(t)
+	r.remember(keyA, "alpha", "alice", "I am a vegetarian.")
+	b := r.browser(t)
+	b.signIn(keyA)
+	for _, c := range []struct {
+		path   string
+		status int
+		says   string
+	}{
+		{"/inspector/s/alpha/nobody/", http.StatusNotFound, `Scope "nobody" of memory store "alpha" holds no memories.`},
+		{"/inspector/s/alpha/alice/insights/no-such-insight", http.StatusNotFound, `no insight "no-such-insight"`},
+		{"/inspector/s/alpha/alice/sessions/no-such-session", http.StatusNotFound, `no session "no-such-session"`},
+		{"/inspector/s/alpha/alice/interactions/nope", http.StatusNotFound, `no interaction "nope"`},
+		{"/inspector/s/alpha/alice/insights/" + url.PathEscape(strings.Repeat("x", 300)), http.StatusBadRequest, "is not a valid insight id"},
+		{"/inspector/s/alpha/alice/sessions?before=yesterday", http.StatusBadRequest, `before="yesterday" is not a time`},
+		{"/inspector/s/alpha/alice/insights?show=everything", http.StatusBadRequest, "show is all, active or superseded"},
+		{"/inspector/s/alpha/alice/forget?kind=user", http.StatusBadRequest, "an insight, a session or the scope"},
+		{"/inspector/s/alpha/alice/deletions/0", http.StatusBadRequest, "is not a record number"},
+		{"/inspector/s/alpha/alice/deletions/7", http.StatusNotFound, "no record 7"},
+		{"/inspector/s/alpha/" + url.PathEscape("a?b") + "/", http.StatusBadRequest, "scope"},
+		{"/inspector/s/alpha/alice/nothing-here", http.StatusNotFound, "There is no page"},
+	} {
+		p := b.get(c.path)
+		assert.Equal(t, c.status, p.Status, c.path)
+		assert.Contains(t, text(p.Body), c.says, c.path)
+	}
+}
+
+func TestListsArePaginated(t *testing.T) {
+	r := keyed(t)
+	for i := range 4 {
+		r.remember(keyA, "alpha", "alice", fmt.Sprintf("Conversation %d: I am learning the cello.", i))
+	}
+	b := r.browser(t)
+	b.signIn(keyA)
+	seen := map[string]bool{}
+	next := "/inspector/s/alpha/alice/sessions"
+	for pages := 0; next != ""; pages++ {
+		require.Less(t, pages, 5)
+		p := b.get(next)
+		require.Equal(t, http.StatusOK, p.Status, p.Body)
+		rows := hrefs(p.Body, `/sessions/.`)
+		assert.LessOrEqual(t, len(rows), 3, "PageSize 3")
+		for _, l := range rows {
+			assert.False(t, seen[l], "%s on two pages", l)
+			seen[l] = true
+		}
+		next = ""
+		if older := hrefs(p.Body, `^\?before=`); len(older) > 0 {
+			next = "/inspector/s/alpha/alice/sessions" + older[0]
+		}
+	}
+	assert.Len(t, seen, 4, "every session on some page")
+}
