@@ -279,6 +279,20 @@ func (in *Inspector) holds(ctx context.Context, s *scope) (bool, error) {
 	return slices.Contains(scopes, s.scope), err
 }
 
+// signedInWith reports whether the request carries a key the service
+// takes (a server without keys has no signing in).
+func (in *Inspector) signedInWith(r *http.Request) bool {
+	if in.svc.Keyless() {
+		return false
+	}
+	key, ok := keyOf(r)
+	if !ok {
+		return false
+	}
+	_, ok = in.svc.KeyStores(key)
+	return ok
+}
+
 // signInPage asks for an API key; without keys there is nothing to ask.
 func (in *Inspector) signInPage(w http.ResponseWriter, r *http.Request) {
 	if in.svc.Keyless() {
@@ -330,11 +344,11 @@ func (in *Inspector) signOut(w http.ResponseWriter, r *http.Request) {
 
 // view is what every page's layout reads.
 type view struct {
-	Title  string
-	Prefix string
-	Keyed  bool // the server has keys: offer signing out
-	Scope  *scope
-	Data   any
+	Title    string
+	Prefix   string
+	SignedIn bool // signed in with a key: offer signing out
+	Scope    *scope
+	Data     any
 }
 
 // Store and ScopeName name the page's scope for the layout.
@@ -366,7 +380,7 @@ func (in *Inspector) render(w http.ResponseWriter, r *http.Request, status int, 
 		in.internal(w, r, fmt.Errorf("inspector: no page template %q", name))
 		return
 	}
-	v := view{Prefix: in.prefix, Keyed: !in.svc.Keyless(), Scope: s, Data: data}
+	v := view{Prefix: in.prefix, SignedIn: in.signedInWith(r), Scope: s, Data: data}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		in.internal(w, r, err)
