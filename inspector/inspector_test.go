@@ -135,9 +135,15 @@ type browser struct {
 }
 
 func (r *rig) browser(t *testing.T) *browser {
+	return &browser{t: t, r: r, c: newClient(t)}
+}
+
+// newClient is an HTTP client with a cookie jar that does not follow
+// redirects.
+func newClient(tb testing.TB) *http.Client {
 	jar, err := cookiejar.New(nil)
-	require.NoError(t, err)
-	return &browser{t: t, r: r, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	require.NoError(tb, err)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // page is an answer: its status, body and where it redirects.

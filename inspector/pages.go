@@ -17,8 +17,9 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// countCap bounds the counts a page shows of a scope's interactions and
-// sessions: above it, the page says "more than".
+// countCap bounds the count a page shows of a scope's sessions: above
+// it, the page says "more than". Interactions are not counted (a scope
+// can hold any number; counting reads them all): their pages are paged.
 const countCap = 1000
 
 // count is a number of documents, capped.
@@ -77,7 +78,6 @@ func (in *Inspector) index(w http.ResponseWriter, r *http.Request, acc *access) 
 type scopeRow struct {
 	Scope                  string
 	Insights, Sessions     count
-	Interactions           count
 	ProfileAt, LastSession time.Time
 }
 
@@ -132,12 +132,6 @@ func (in *Inspector) storePage(w http.ResponseWriter, r *http.Request, acc *acce
 		if len(ss) > 0 {
 			row.LastSession = ss[0].StartTime
 		}
-		its, err := st.ListInteractions(ctx, u, store.InteractionFilter{Limit: countCap + 1})
-		if err != nil {
-			in.internal(w, r, err)
-			return
-		}
-		row.Interactions = capped(len(its))
 		d.Scopes = append(d.Scopes, row)
 	}
 	in.render(w, r, http.StatusOK, "store", nil, d)
@@ -164,7 +158,6 @@ type overviewData struct {
 	Insights     int
 	Superseded   int
 	Sessions     count
-	Interactions count
 	Timeline     template.HTML
 }
 
@@ -216,12 +209,6 @@ func (in *Inspector) overview(w http.ResponseWriter, r *http.Request, s *scope) 
 		events = append(events, plot.Event{At: x.StartTime, End: x.EndTime, Lane: "sessions",
 			Label: truncate(cmpOr(x.Summary, "session "+x.ID), 120), Href: s.base + "/sessions/" + escape(x.ID)})
 	}
-	its, err := st.ListInteractions(ctx, s.userID, store.InteractionFilter{Limit: countCap + 1})
-	if err != nil {
-		in.internal(w, r, err)
-		return
-	}
-	d.Interactions = capped(len(its))
 	d.Timeline = plot.Timeline(events, plot.TimelineOptions{Title: "Sessions and insights of " + s.scope})
 	in.render(w, r, http.StatusOK, "overview", s, d)
 }
