@@ -152,13 +152,13 @@ func allInsights(ctx context.Context, s *scope) ([]*store.Insight, map[string]*s
 }
 
 type overviewData struct {
-	Profile      *store.Insight
-	Folded       []*store.Insight
-	Missing      []string // folded-in insights since forgotten
-	Insights     int
-	Superseded   int
-	Sessions     count
-	Timeline     template.HTML
+	Profile    *store.Insight
+	Folded     []*store.Insight
+	Missing    []string // folded-in insights since forgotten
+	Insights   int
+	Superseded int
+	Sessions   count
+	Timeline   template.HTML
 }
 
 func (in *Inspector) overview(w http.ResponseWriter, r *http.Request, s *scope) {
