@@ -45,7 +45,7 @@ const (
 // A lane is one row of a timeline.
 type lane struct {
 	name   string
-	events []Event
+	events []int // indices of the lane's events, in input order
 }
 
 // Timeline draws events as an inline SVG timeline, one lane per
@@ -54,7 +54,7 @@ type lane struct {
 // Href is a link. See the package documentation for what is skipped and
 // the output's bounds.
 func Timeline(events []Event, opt TimelineOptions) template.HTML {
-	lanes, lo, hi := timelineLanes(events)
+	events, lanes, lo, hi := timelineLanes(events)
 	label := opt.Title
 	if label == "" {
 		label = "Timeline"
@@ -112,30 +112,28 @@ func Timeline(events []Event, opt TimelineOptions) template.HTML {
 	axisY := top + float64(len(lanes))*laneH
 	timeAxis(&w, lo, hi, sc, top, axisY)
 	for i, ln := range lanes {
-		drawLane(&w, ln, i, sc, top+float64(i)*laneH, laneH)
+		drawLane(&w, events, ln, i, sc, top+float64(i)*laneH, laneH)
 	}
 	w.close()
 	return template.HTML(w.String())
 }
 
-// timelineLanes groups the drawable events by lane, merging lanes beyond
-// maxLanes-1 into a last one, and returns the time span they cover.
-func timelineLanes(events []Event) (lanes []lane, lo, hi time.Time) {
+// timelineLanes keeps the drawable events, in UTC with a bad End
+// cleared, groups them by lane, merging lanes beyond maxLanes-1 into a
+// last one, and returns the time span they cover.
+func timelineLanes(in []Event) (events []Event, lanes []lane, lo, hi time.Time) {
+	events = make([]Event, 0, len(in))
 	index := map[string]int{}
-	var names []string
-	var grouped [][]Event
-	for _, e := range events {
+	for _, e := range in {
 		if !drawable(e.At) {
 			continue
 		}
 		e.At = e.At.UTC()
+		end := e.At
 		if !drawable(e.End) || e.End.Before(e.At) {
 			e.End = time.Time{}
 		} else {
 			e.End = e.End.UTC()
-		}
-		end := e.At
-		if !e.End.IsZero() {
 			end = e.End
 		}
 		if lo.IsZero() || e.At.Before(lo) {
@@ -146,26 +144,22 @@ func timelineLanes(events []Event) (lanes []lane, lo, hi time.Time) {
 		}
 		i, ok := index[e.Lane]
 		if !ok {
-			i = len(names)
+			i = len(lanes)
 			index[e.Lane] = i
-			names = append(names, e.Lane)
-			grouped = append(grouped, nil)
+			lanes = append(lanes, lane{name: e.Lane})
 		}
-		grouped[i] = append(grouped[i], e)
+		lanes[i].events = append(lanes[i].events, len(events))
+		events = append(events, e)
 	}
-	for i, name := range names {
-		if i == maxLanes-1 && len(names) > maxLanes {
-			var rest []Event
-			for _, g := range grouped[i:] {
-				rest = append(rest, g...)
-			}
-			name = strconv.Itoa(len(names)-i) + " more lanes"
-			lanes = append(lanes, lane{name: name, events: rest})
-			break
+	if len(lanes) > maxLanes {
+		rest := lane{name: strconv.Itoa(len(lanes)-maxLanes+1) + " more lanes"}
+		for _, ln := range lanes[maxLanes-1:] {
+			rest.events = append(rest.events, ln.events...)
 		}
-		lanes = append(lanes, lane{name: name, events: grouped[i]})
+		slices.Sort(rest.events)
+		lanes = append(lanes[:maxLanes-1], rest)
 	}
-	return lanes, lo, hi
+	return events, lanes, lo, hi
 }
 
 // drawable reports whether t can be placed on an axis: not zero, within
@@ -243,63 +237,85 @@ func spanText(e Event) string {
 // drawLane draws one lane's marks; a lane with more than maxMarks events
 // is drawn as one mark per column of a few pixels, gathering the events
 // that start in it.
-func drawLane(w *svgWriter, ln lane, i int, sc timeScale, y, laneH float64) {
+func drawLane(w *svgWriter, events []Event, ln lane, i int, sc timeScale, y, laneH float64) {
 	fill := colour(i)
 	w.raw(`<g class="marks lane-` + strconv.Itoa(i) + `">`)
 	defer w.raw("</g>")
 	if len(ln.events) <= maxMarks {
-		for _, e := range ln.events {
-			drawMark(w, e, sc, y, laneH, fill, false)
+		for _, j := range ln.events {
+			drawMark(w, events[j], sc, y, laneH, fill, false)
 		}
 		return
 	}
-	cols := max(min(maxMarks, int(sc.width/3)), 1)
-	byCol := make([][]Event, cols)
-	for _, e := range ln.events {
-		c := int((sc.x(e.At) - sc.left) / sc.width * float64(cols))
-		c = min(max(c, 0), cols-1)
-		byCol[c] = append(byCol[c], e)
+	cols := make([]column, max(min(maxMarks, int(sc.width/3)), 1))
+	for _, j := range ln.events {
+		c := int((sc.x(events[j].At) - sc.left) / sc.width * float64(len(cols)))
+		cols[min(max(c, 0), len(cols)-1)].add(events, j)
 	}
-	for _, group := range byCol {
-		switch len(group) {
+	for _, c := range cols {
+		switch c.n {
 		case 0:
 		case 1:
-			drawMark(w, group[0], sc, y, laneH, fill, false)
+			drawMark(w, events[c.first[0]], sc, y, laneH, fill, false)
 		default:
-			drawMark(w, gather(group), sc, y, laneH, fill, true)
+			drawMark(w, c.gathered(events), sc, y, laneH, fill, true)
 		}
 	}
 }
 
-// gather is one event standing for a group: it spans the group, links
-// nowhere, and its label counts the group and names its first events.
-func gather(group []Event) Event {
-	slices.SortStableFunc(group, func(a, b Event) int { return a.At.Compare(b.At) })
-	g := Event{At: group[0].At, End: group[0].At}
-	for _, e := range group {
-		if e.End.After(g.End) {
-			g.End = e.End
-		}
-		if e.At.After(g.End) {
-			g.End = e.At
-		}
+// A column gathers the events of a lane that start in the same few
+// pixels.
+type column struct {
+	n       int
+	at, end time.Time
+	first   [3]int // the earliest events, earliest first
+}
+
+// add counts events[j] in the column.
+func (c *column) add(events []Event, j int) {
+	e := events[j]
+	end := e.At
+	if e.End.After(end) {
+		end = e.End
 	}
+	if c.n == 0 || e.At.Before(c.at) {
+		c.at = e.At
+	}
+	if c.n == 0 || end.After(c.end) {
+		c.end = end
+	}
+	// Insert j among the earliest, after those with the same time.
+	k := min(c.n, len(c.first))
+	for k > 0 && e.At.Before(events[c.first[k-1]].At) {
+		if k < len(c.first) {
+			c.first[k] = c.first[k-1]
+		}
+		k--
+	}
+	if k < len(c.first) {
+		c.first[k] = j
+	}
+	c.n++
+}
+
+// gathered is one event standing for the column: it spans the column's
+// events, links nowhere, and its label counts them and names the first.
+func (c *column) gathered(events []Event) Event {
 	var b strings.Builder
-	b.WriteString(strconv.Itoa(len(group)))
+	b.WriteString(strconv.Itoa(c.n))
 	b.WriteString(" events")
-	for i, e := range group[:min(3, len(group))] {
-		if i == 0 {
+	for k, j := range c.first[:min(c.n, len(c.first))] {
+		if k == 0 {
 			b.WriteString(": ")
 		} else {
 			b.WriteString("; ")
 		}
-		b.WriteString(short(e.Label, 50))
+		b.WriteString(short(events[j].Label, 50))
 	}
-	if len(group) > 3 {
+	if c.n > len(c.first) {
 		b.WriteString("; …")
 	}
-	g.Label = b.String()
-	return g
+	return Event{At: c.at, End: c.end, Label: b.String()}
 }
 
 // drawMark draws one event: a bar for an interval, a circle for a point.
