@@ -167,19 +167,21 @@ func Lines(series []Series, opt ChartOptions) template.HTML {
 func chartSeries(series []Series) (drawn []Series, hidden int, lo, hi time.Time, vlo, vhi float64) {
 	vlo, vhi = math.Inf(1), math.Inf(-1)
 	for _, s := range series {
-		var pts []Point
+		if len(drawn) == maxSeries {
+			if slices.ContainsFunc(s.Points, drawablePoint) {
+				hidden++
+			}
+			continue
+		}
+		pts := make([]Point, 0, len(s.Points))
 		for _, p := range s.Points {
-			if !drawable(p.At) || math.IsNaN(p.Value) || math.Abs(p.Value) > 1e300 {
+			if !drawablePoint(p) {
 				continue
 			}
 			p.At = p.At.UTC()
 			pts = append(pts, p)
 		}
 		if len(pts) == 0 {
-			continue
-		}
-		if len(drawn) == maxSeries {
-			hidden++
 			continue
 		}
 		slices.SortStableFunc(pts, func(a, b Point) int { return a.At.Compare(b.At) })
@@ -196,6 +198,12 @@ func chartSeries(series []Series) (drawn []Series, hidden int, lo, hi time.Time,
 		drawn = append(drawn, s)
 	}
 	return drawn, hidden, lo, hi, vlo, vhi
+}
+
+// drawablePoint reports whether p can be placed: a drawable time and a
+// finite value within ±1e300.
+func drawablePoint(p Point) bool {
+	return drawable(p.At) && !math.IsNaN(p.Value) && math.Abs(p.Value) <= 1e300
 }
 
 // sharedUnit is the unit every series has, or "".
