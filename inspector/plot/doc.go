@@ -50,12 +50,17 @@
 //
 // # Styling
 //
-// Every element carries a class (plot, plot-title, axis, tick, grid, lane,
-// lane-label, mark, series-N, legend, no-data) and inline presentation
-// attributes (fill, stroke, font-size) from a fixed palette of eight
-// colours, so a chart looks right without the page's CSS and a style
-// sheet can still override it. The output holds no style attributes, no
-// scripts and no element ids, so it passes a Content-Security-Policy
-// without 'unsafe-inline' and several charts can share a page. The root
-// element has role="img" and an aria-label taken from the Title.
+// The parts of a chart carry classes a style sheet can select: the root
+// is "plot plot-timeline" or "plot plot-lines"; then plot-title, no-data,
+// axis, y-axis, grid, tick, range (the axis's UTC span) and unit; a
+// timeline's lane, lane-label, "marks lane-N" groups and marks of class
+// "mark interval" or "mark point" ("gathered" added when a mark stands
+// for many events); a line chart's "series series-N" groups, their mark
+// circles, legend and legend-item. Each part also has inline presentation
+// attributes (fill, stroke, font-size) with colours from a fixed palette
+// of eight, so a chart looks right without the page's CSS, and any CSS
+// rule overrides them. The output holds no style attributes, scripts or
+// element ids, so it passes a Content-Security-Policy without
+// 'unsafe-inline' and several charts can share a page. The root element
+// has role="img" and an aria-label taken from the Title.
 package plot

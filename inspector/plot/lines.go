@@ -72,8 +72,8 @@ func Lines(series []Series, opt ChartOptions) template.HTML {
 	if opt.Title != "" {
 		top = 30
 	}
-	const left, right, bottom = 60.0, 16.0, 44.0
-	items := legend(drawn, hidden, left, float64(width)-right)
+	const left, right, bottom = yAxisWidth, marginRight, marginBottom
+	items := legend(drawn, hidden, unit, left, float64(width)-right)
 	rows := 1
 	if n := len(items); n > 0 {
 		rows = items[n-1].row + 1
@@ -108,7 +108,7 @@ func Lines(series []Series, opt ChartOptions) template.HTML {
 			w.num(ly + 1)
 			w.raw(`" width="12" height="4" fill="` + colour(it.series) + `"/>`)
 		}
-		w.raw(`<text x="`)
+		w.raw(`<text class="legend-item" x="`)
 		w.num(it.x + it.indent)
 		w.raw(`" y="`)
 		w.num(ly + 3)
@@ -226,9 +226,9 @@ type legendItem struct {
 	row    int
 }
 
-// legend lays out one entry per series, and a note of hidden series,
-// in rows between left and right.
-func legend(series []Series, hidden int, left, right float64) []legendItem {
+// legend lays out one entry per series, naming its unit when the axis
+// does not, and a note of hidden series, in rows between left and right.
+func legend(series []Series, hidden int, axisUnit string, left, right float64) []legendItem {
 	var items []legendItem
 	x, row := left, 0
 	place := func(i int, text string, indent float64) {
@@ -243,6 +243,9 @@ func legend(series []Series, hidden int, left, right float64) []legendItem {
 		name := short(s.Name, 40)
 		if name == "" {
 			name = "series " + strconv.Itoa(i+1)
+		}
+		if s.Unit != "" && s.Unit != axisUnit {
+			name += " (" + short(s.Unit, 20) + ")"
 		}
 		place(i, name, 16)
 	}

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,9 +100,12 @@ func TestLinesYAxis(t *testing.T) {
 	if got := doc.texts("unit"); len(got) != 1 || got[0] != "tok" {
 		t.Errorf("unit %q, want the option's tok", got)
 	}
-	doc = parse(t, Lines([]Series{series("a", "ms", 1), series("b", "tokens", 2)}, ChartOptions{}))
+	doc = parse(t, Lines([]Series{series("a", "ms", 1), series("b", "tokens", 2), series("c", "", 3)}, ChartOptions{}))
 	if got := doc.texts("unit"); len(got) != 0 {
 		t.Errorf("unit %q drawn for series of different units", got)
+	}
+	if got, want := doc.texts("legend-item"), []string{"a (ms)", "b (tokens)", "c"}; !slices.Equal(got, want) {
+		t.Errorf("legend %q, want %q: units named when the axis has none", got, want)
 	}
 }
 
@@ -166,7 +170,7 @@ func TestLinesEqualValuesAndOnePoint(t *testing.T) {
 	// One point sits in the middle of the time axis.
 	doc := parse(t, Lines([]Series{series("s", "", 5)}, ChartOptions{Width: 400}))
 	cx, _ := strconv.ParseFloat(doc.all("circle")[0].attrs["cx"], 64)
-	if mid := 60 + (400-60-16)/2.0; math.Abs(cx-mid) > 0.1 {
+	if mid := yAxisWidth + (400-yAxisWidth-marginRight)/2; math.Abs(cx-mid) > 0.1 {
 		t.Errorf("one point at x %g, want the middle %g", cx, mid)
 	}
 }

@@ -32,6 +32,16 @@ const (
 	gridColour = "#e4e4e4"
 )
 
+// Margins around a chart's plot area, in pixels: room for the lane names
+// or the y axis's labels on the left, for half of the last time label on
+// the right, and for the time labels and range below.
+const (
+	laneLabelWidth = 112.0
+	yAxisWidth     = 60.0
+	marginRight    = 28.0
+	marginBottom   = 44.0
+)
+
 // size is v clamped to minSize..maxSize, or def when v is zero or less.
 func size(v, def int) int {
 	if v <= 0 {

@@ -68,7 +68,7 @@ func Timeline(events []Event, opt TimelineOptions) template.HTML {
 	if opt.Title != "" {
 		top = 30
 	}
-	const bottom, left, right = 44.0, 112.0, 16.0
+	const bottom, left, right = marginBottom, laneLabelWidth, marginRight
 	height := size(opt.Height, int(top+bottom)+laneHeight*len(lanes))
 	laneH := (float64(height) - top - bottom) / float64(len(lanes))
 	laneH = max(laneH, 1)

@@ -73,9 +73,9 @@ func TestTimelineLanesAndMarks(t *testing.T) {
 	bar := ms[0]
 	x, _ := strconv.ParseFloat(bar.attrs["x"], 64)
 	w, _ := strconv.ParseFloat(bar.attrs["width"], 64)
-	plotW := 800.0 - 112 - 16
-	if x != 112 || w < plotW*40/(26*60)-0.1 || w > plotW*40/(26*60)+0.1 {
-		t.Errorf("first bar at x %g width %g, want 112 and %g", x, w, plotW*40/(26*60))
+	plotW := 800.0 - laneLabelWidth - marginRight
+	if x != laneLabelWidth || w < plotW*40/(26*60)-0.1 || w > plotW*40/(26*60)+0.1 {
+		t.Errorf("first bar at x %g width %g, want %g and %g", x, w, laneLabelWidth, plotW*40/(26*60))
 	}
 }
 
@@ -104,7 +104,7 @@ func TestTimelineEdgeCases(t *testing.T) {
 	if len(circles) != 2 || len(doc.all("rect")) != 1 { // the one lane's background
 		t.Fatalf("%d circles and %d rects, want 2 points and a lane", len(circles), len(doc.all("rect")))
 	}
-	mid := 112 + (400-112-16)/2.0
+	mid := laneLabelWidth + (400-laneLabelWidth-marginRight)/2
 	for _, c := range circles {
 		if cx, _ := strconv.ParseFloat(c.attrs["cx"], 64); cx != mid {
 			t.Errorf("point at x %g, want the middle %g", cx, mid)
