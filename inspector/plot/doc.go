@@ -22,8 +22,9 @@
 //
 // Events and points at the zero time or outside the years 1 to 9999 are
 // skipped, and so are values that are NaN, infinite or beyond ±1e300. An
-// Event whose End is before its At is drawn as a point. A zero span (one
-// event, or all at the same instant) is drawn centred on a one-hour axis.
+// Event whose End is before its At is drawn as a point. A span shorter
+// than a second (one event, or all at one instant) is widened to an hour
+// around its middle.
 //
 // # Bounds
 //

@@ -83,10 +83,7 @@ func Lines(series []Series, opt ChartOptions) template.HTML {
 	plotW := max(float64(width)-left-right, 1)
 	plotH := max(float64(height)-top-bottom, 1)
 
-	if hi.Equal(lo) {
-		lo, hi = lo.Add(-30*time.Minute), hi.Add(30*time.Minute)
-	}
-	sc := newTimeScale(lo, hi, left, plotW)
+	sc, lo, hi := newTimeScale(lo, hi, left, plotW)
 	if vlo > 0 {
 		vlo = 0
 	}

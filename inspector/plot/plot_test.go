@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +132,14 @@ func inert(t testing.TB, doc svgDoc) {
 			if strings.HasPrefix(strings.ToLower(k), "on") || k == "style" {
 				t.Errorf("attribute %s=%q on <%s>", k, v, e.name)
 			}
+			if numeric[k] {
+				for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' }) {
+					if x, err := strconv.ParseFloat(f, 64); err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+						t.Errorf("%s=%q on <%s> is not a finite number", k, v, e.name)
+						break
+					}
+				}
+			}
 			if k == "href" {
 				if _, ok := safeHref(v); !ok {
 					t.Errorf("unsafe href %q", v)
@@ -137,6 +147,13 @@ func inert(t testing.TB, doc svgDoc) {
 			}
 		}
 	}
+}
+
+// numeric are the attributes that hold coordinates or lengths.
+var numeric = map[string]bool{
+	"x": true, "y": true, "x1": true, "x2": true, "y1": true, "y2": true, "cx": true, "cy": true,
+	"r": true, "rx": true, "width": true, "height": true, "points": true, "stroke-width": true,
+	"font-size": true, "fill-opacity": true,
 }
 
 var t0 = time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)

@@ -37,7 +37,7 @@ var monthSteps = []int{1, 2, 3, 6, 12}
 func timeTicks(lo, hi time.Time, maxTicks int) []timeTick {
 	lo, hi = lo.UTC(), hi.UTC()
 	maxTicks = max(maxTicks, 2)
-	span := secs(hi) - secs(lo)
+	span := seconds(hi, lo)
 	for _, d := range fixedSteps {
 		if span/d.Seconds() <= float64(maxTicks) {
 			return fixedTicks(lo, hi, d)
@@ -60,15 +60,14 @@ func fixedTicks(lo, hi time.Time, d time.Duration) []timeTick {
 	if d == 7*24*time.Hour {
 		origin = origin.Add(-3 * 24 * time.Hour)
 	}
-	step := d.Seconds()
-	first := math.Ceil((secs(lo) - secs(origin)) / step)
+	step := int64(d / time.Second)
+	first := int64(math.Ceil(seconds(lo, origin) / float64(step)))
 	var ticks []timeTick
 	for i := first; ; i++ {
-		s := secs(origin) + i*step
-		if s > secs(hi) {
+		t := time.Unix(origin.Unix()+i*step, 0).UTC()
+		if t.After(hi) {
 			break
 		}
-		t := time.Unix(int64(s), 0).UTC()
 		ticks = append(ticks, timeTick{at: t, label: tickLabel(t)})
 	}
 	return ticks
@@ -118,12 +117,6 @@ func tickLabel(t time.Time) string {
 		return t.Format("15:04")
 	}
 	return t.Format("15:04:05")
-}
-
-// secs is t in seconds since the Unix epoch; a float64 keeps any span of
-// the years 1 to 9999 without overflow.
-func secs(t time.Time) float64 {
-	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
 
 // niceStep is the smallest 1, 2 or 5 times a power of ten that is at

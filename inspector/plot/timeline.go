@@ -74,10 +74,7 @@ func Timeline(events []Event, opt TimelineOptions) template.HTML {
 	laneH = max(laneH, 1)
 	plotW := max(float64(width)-left-right, 1)
 
-	if hi.Equal(lo) {
-		lo, hi = lo.Add(-30*time.Minute), hi.Add(30*time.Minute)
-	}
-	sc := newTimeScale(lo, hi, left, plotW)
+	sc, lo, hi := newTimeScale(lo, hi, left, plotW)
 
 	var w svgWriter
 	w.open("plot-timeline", width, height, label)
@@ -377,14 +374,35 @@ func drawMark(w *svgWriter, e Event, sc timeScale, y, laneH float64, fill string
 
 // A timeScale places times along a plot's x axis.
 type timeScale struct {
-	lo, span    float64 // seconds since the epoch, and the span's length
+	lo          time.Time
+	span        float64 // seconds, at least minSpan
 	left, width float64 // the plot's left edge and width in pixels
 }
 
-// newTimeScale maps lo..hi onto left..left+width.
-func newTimeScale(lo, hi time.Time, left, width float64) timeScale {
-	return timeScale{lo: secs(lo), span: secs(hi) - secs(lo), left: left, width: width}
+// minSpan is the shortest span a time axis shows; a shorter one (one
+// event, or all at one instant) is widened to widenedSpan around its
+// middle.
+const (
+	minSpan     = time.Second
+	widenedSpan = time.Hour
+)
+
+// newTimeScale maps lo..hi onto left..left+width, widening a span shorter
+// than minSpan, and returns the span it shows.
+func newTimeScale(lo, hi time.Time, left, width float64) (timeScale, time.Time, time.Time) {
+	if hi.Sub(lo) < minSpan {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		lo, hi = mid.Add(-widenedSpan/2), mid.Add(widenedSpan/2)
+	}
+	return timeScale{lo: lo, span: seconds(hi, lo), left: left, width: width}, lo, hi
 }
 
 // x is t's position.
-func (s timeScale) x(t time.Time) float64 { return s.left + (secs(t)-s.lo)/s.span*s.width }
+func (s timeScale) x(t time.Time) float64 { return s.left + seconds(t, s.lo)/s.span*s.width }
+
+// seconds is a-b in seconds, exact to the nanosecond for spans that fit
+// in a time.Duration and without overflow for any span of the years 1 to
+// 9999.
+func seconds(a, b time.Time) float64 {
+	return float64(a.Unix()-b.Unix()) + float64(a.Nanosecond()-b.Nanosecond())/1e9
+}

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"html/template"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,6 +199,32 @@ func TestTimelineBounds(t *testing.T) {
 		doc := parse(t, Timeline([]Event{{At: t0}}, TimelineOptions{Width: c.w}))
 		if got := doc.elems[0].attrs["width"]; got != strconv.Itoa(c.want) {
 			t.Errorf("width %d drew %s, want %d", c.w, got, c.want)
+		}
+	}
+}
+
+func TestTinySpansAndValuesDrawInsideThePlot(t *testing.T) {
+	far := time.Date(2026, 3, 4, 9, 0, 0, 500, time.UTC)
+	cases := []struct {
+		name string
+		out  template.HTML
+		left float64
+	}{
+		{"timeline 1ns", Timeline([]Event{{At: far, Label: "a"}, {At: far.Add(time.Nanosecond), Label: "b"}}, TimelineOptions{}), laneLabelWidth},
+		{"timeline 300ms", Timeline([]Event{{At: t0, End: t0.Add(300 * time.Millisecond)}, {At: t0.Add(time.Millisecond)}}, TimelineOptions{}), laneLabelWidth},
+		{"lines 1ns", Lines([]Series{{Points: []Point{{At: far, Value: 1}, {At: far.Add(time.Nanosecond), Value: 2}}}}, ChartOptions{}), yAxisWidth},
+		{"lines tiny", Lines([]Series{series("s", "", 0, 1e-310)}, ChartOptions{}), yAxisWidth},
+		{"lines denormal", Lines([]Series{series("s", "", -5e-324, 5e-324)}, ChartOptions{}), yAxisWidth},
+	}
+	for _, c := range cases {
+		doc := parse(t, c.out)
+		inert(t, doc) // every coordinate is a finite number
+		for _, m := range marks(doc) {
+			x, _ := strconv.ParseFloat(m.attrs["cx"]+m.attrs["x"], 64)
+			y, _ := strconv.ParseFloat(m.attrs["cy"]+m.attrs["y"], 64)
+			if x < c.left || x > 800-marginRight || y <= 0 || y >= 300 {
+				t.Errorf("%s: mark at %g,%g outside the plot", c.name, x, y)
+			}
 		}
 	}
 }
