@@ -158,8 +158,9 @@ func valueTicks(lo, hi float64, target int) (from, to, step float64) {
 	return from, to, step
 }
 
-// formatValue writes v for a tick or tooltip at the precision step
-// needs; thousands and more get k, M, G or T.
+// formatValue writes v for a tick at the precision step needs:
+// thousands and more get k, M, G or T, and numbers from 1e15 or with
+// steps under 1e-4 an exponent.
 func formatValue(v, step float64) string {
 	if v == 0 {
 		return "0"
@@ -174,12 +175,14 @@ func formatValue(v, step float64) string {
 			break
 		}
 	}
-	decimals := 0
-	if step > 0 && step < 1 {
-		decimals = min(int(math.Ceil(-math.Log10(step)-1e-9)), 12)
+	if math.Abs(v) >= 1e15 || step < 1e-4 {
+		// Exponent form, with the digits the step needs.
+		digits := int(math.Floor(math.Log10(math.Abs(v))) - math.Floor(math.Log10(step)) + 1)
+		return strconv.FormatFloat(v, 'g', min(max(digits, 1), 15), 64)
 	}
-	if math.Abs(v) >= 1e15 {
-		return strconv.FormatFloat(v, 'g', 3, 64)
+	decimals := 0
+	if step < 1 {
+		decimals = int(math.Ceil(-math.Log10(step) - 1e-9))
 	}
 	return strconv.FormatFloat(v, 'f', decimals, 64) + suffix
 }
