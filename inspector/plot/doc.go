@@ -37,7 +37,7 @@
 // (the lowest and highest value of each pixel column, so spikes stay
 // visible) and at most 300 markers per series (beyond that, the highest
 // point of each column gets one). Labels, lane names, titles and units are
-// cut to 200 characters, and a width or height is clamped to 100..8000
+// cut to 200 characters, and a width or height is clamped to 200..8000
 // pixels.
 //
 // # Safety

@@ -32,6 +32,7 @@ func FuzzTimeline(f *testing.F) {
 			t.Fatalf("not well-formed: %v\n%s", err, out)
 		}
 		inert(t, doc)
+		marksInside(t, "timeline", doc, laneLabelWidth)
 		if len(out) > 4<<20 {
 			t.Fatalf("output is %d bytes", len(out))
 		}
@@ -68,6 +69,7 @@ func FuzzLines(f *testing.F) {
 			t.Fatalf("not well-formed: %v\n%s", err, out)
 		}
 		inert(t, doc)
+		marksInside(t, "lines", doc, yAxisWidth)
 		if len(out) > 4<<20 {
 			t.Fatalf("output is %d bytes", len(out))
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // A Point is one value of a Series at a time.
@@ -73,7 +74,10 @@ func Lines(series []Series, opt ChartOptions) template.HTML {
 		top = 30
 	}
 	const left, right, bottom = yAxisWidth, marginRight, marginBottom
-	items := legend(drawn, hidden, unit, left, float64(width)-right)
+	// The legend takes at most the rows that leave the plot half the
+	// chart's height.
+	maxRows := max(int((float64(height)/2-top-20)/18), 1)
+	items := legend(drawn, hidden, unit, left, float64(width)-right, maxRows)
 	rows := 1
 	if n := len(items); n > 0 {
 		rows = items[n-1].row + 1
@@ -224,30 +228,44 @@ type legendItem struct {
 }
 
 // legend lays out one entry per series, naming its unit when the axis
-// does not, and a note of hidden series, in rows between left and right.
-func legend(series []Series, hidden int, axisUnit string, left, right float64) []legendItem {
-	var items []legendItem
-	x, row := left, 0
-	place := func(i int, text string, indent float64) {
-		w := indent + float64(len([]rune(text)))*6.5 + 16
-		if x > left && x+w > right {
-			x, row = left, row+1
-		}
-		items = append(items, legendItem{series: i, text: text, x: x, indent: indent, row: row})
-		x += w
-	}
+// does not, and notes of hidden series, in at most maxRows rows between
+// left and right. When the entries do not fit, the last ones give way to
+// a note of how many are not listed (their tooltips still name them).
+func legend(series []Series, hidden int, axisUnit string, left, right float64, maxRows int) []legendItem {
+	names := make([]string, len(series))
 	for i, s := range series {
-		name := short(s.Name, 40)
-		if name == "" {
-			name = "series " + strconv.Itoa(i+1)
+		names[i] = short(s.Name, 40)
+		if names[i] == "" {
+			names[i] = "series " + strconv.Itoa(i+1)
 		}
 		if s.Unit != "" && s.Unit != axisUnit {
-			name += " (" + short(s.Unit, 20) + ")"
+			names[i] += " (" + short(s.Unit, 20) + ")"
 		}
-		place(i, name, 16)
 	}
-	if hidden > 0 {
-		place(-1, "+"+strconv.Itoa(hidden)+" more series not shown", 0)
+	var items []legendItem
+	for n := len(series); n >= 0; n-- {
+		items = items[:0]
+		x, row := left, 0
+		place := func(i int, text string, indent float64) {
+			w := indent + float64(utf8.RuneCountInString(text))*6.5 + 16
+			if x > left && x+w > right {
+				x, row = left, row+1
+			}
+			items = append(items, legendItem{series: i, text: text, x: x, indent: indent, row: row})
+			x += w
+		}
+		for i, name := range names[:n] {
+			place(i, name, 16)
+		}
+		if unlisted := len(series) - n; unlisted > 0 {
+			place(-1, "+"+strconv.Itoa(unlisted)+" more", 0)
+		}
+		if hidden > 0 {
+			place(-1, "+"+strconv.Itoa(hidden)+" more series not shown", 0)
+		}
+		if row < maxRows {
+			break
+		}
 	}
 	return items
 }

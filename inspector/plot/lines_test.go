@@ -255,3 +255,16 @@ func joinText(elems []elem) string {
 	}
 	return b.String()
 }
+
+func TestLinesLegendLeavesRoomForThePlot(t *testing.T) {
+	var many []Series
+	for i := range 10 {
+		many = append(many, series(strings.Repeat("long series name ", 3)+strconv.Itoa(i), "ms", float64(i), float64(2*i)))
+	}
+	doc := parse(t, Lines(many, ChartOptions{Width: 200, Height: 200, Title: "Latency"}))
+	marksInside(t, "narrow", doc, yAxisWidth)
+	items := doc.texts("legend-item")
+	if len(items) < 2 || !strings.HasSuffix(items[len(items)-2], " more") || items[len(items)-1] != "+2 more series not shown" {
+		t.Errorf("legend %q, want some series, a note of the unlisted ones and of the 2 not drawn", items)
+	}
+}

@@ -21,7 +21,7 @@ const (
 	// unit that are drawn.
 	maxText = 200
 	// minSize and maxSize clamp a chart's width and height.
-	minSize = 100
+	minSize = 200
 	maxSize = 8000
 	// fontFamily is the inline default font.
 	fontFamily = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"

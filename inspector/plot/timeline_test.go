@@ -219,12 +219,22 @@ func TestTinySpansAndValuesDrawInsideThePlot(t *testing.T) {
 	for _, c := range cases {
 		doc := parse(t, c.out)
 		inert(t, doc) // every coordinate is a finite number
-		for _, m := range marks(doc) {
-			x, _ := strconv.ParseFloat(m.attrs["cx"]+m.attrs["x"], 64)
-			y, _ := strconv.ParseFloat(m.attrs["cy"]+m.attrs["y"], 64)
-			if x < c.left || x > 800-marginRight || y <= 0 || y >= 300 {
-				t.Errorf("%s: mark at %g,%g outside the plot", c.name, x, y)
-			}
+		marksInside(t, c.name, doc, c.left)
+	}
+}
+
+// marksInside fails the test when a mark of doc starts outside the plot
+// area that begins at left, or outside the chart's height.
+func marksInside(t testing.TB, name string, doc svgDoc, left float64) {
+	t.Helper()
+	width, _ := strconv.ParseFloat(doc.elems[0].attrs["width"], 64)
+	height, _ := strconv.ParseFloat(doc.elems[0].attrs["height"], 64)
+	for _, m := range marks(doc) {
+		x, _ := strconv.ParseFloat(m.attrs["cx"]+m.attrs["x"], 64)
+		y, _ := strconv.ParseFloat(m.attrs["cy"]+m.attrs["y"], 64)
+		if x < left-0.05 || x > width-marginRight+0.05 || y < 0 || y > height {
+			t.Errorf("%s: mark at %g,%g outside the plot from x %g in %gx%g", name, x, y, left, width, height)
+			return
 		}
 	}
 }
