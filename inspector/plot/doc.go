@@ -10,7 +10,11 @@
 // session), one without is a point (an insight). Lines draws one polyline
 // with point markers per Series against a shared time axis and a y axis
 // whose ticks step by 1, 2 or 5 times a power of ten; when every value is
-// zero or more the axis starts at zero.
+// zero or more the axis starts at zero. The y axis is labelled with
+// ChartOptions.Unit, or the series' unit when they share one; otherwise
+// the legend names each series' unit. A legend that would take more than
+// half the chart's height lists the first series and says how many more
+// there are.
 //
 // Both are pure functions: the same input gives the same bytes, and the
 // output does not depend on the machine's time zone (times are drawn in
