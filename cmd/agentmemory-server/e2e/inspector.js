@@ -19,7 +19,8 @@ const artifacts = process.env.AGENTMEMORY_E2E_ARTIFACTS;
 const executablePath = process.env.AGENTMEMORY_E2E_CHROMIUM || '/usr/bin/chromium';
 const profileDir = process.env.AGENTMEMORY_E2E_PROFILE;
 
-function ok(step) { console.log('ok ' + step); }
+const t0 = Date.now();
+function ok(step) { console.log('ok ' + step); console.error(`  (${step} at ${Date.now() - t0} ms)`); }
 function check(cond, what) { if (!cond) throw new Error('check failed: ' + what); }
 
 async function api(key, method, p, body) {
