@@ -34,5 +34,8 @@
 // and download the scope's export as JSON lines. Actions are POST forms;
 // the service's browser guard (memoryservice.Service.GuardPages) refuses
 // a cross-origin POST, so no other web page can make a browser forget
-// anything, with or without keys.
+// anything, with or without keys; and another site's page may link to
+// the inspector but not load its pages as resources (a cross-site request
+// that is not a navigation is refused), since a search spends the
+// model's tokens.
 package inspector

@@ -100,6 +100,13 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
+	// Another site's page may link here, but not load a page as a
+	// resource (an image, a script, a fetch): a search costs the model's
+	// tokens, and a server without keys has no cookie to withhold.
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" && r.Header.Get("Sec-Fetch-Mode") != "navigate" {
+		in.fail(w, r, http.StatusForbidden, "Another site's page cannot load the inspector's pages; open them directly.")
+		return
+	}
 	in.h.ServeHTTP(w, r)
 }
 

@@ -447,6 +447,22 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 	}
 }
 
+func TestAnotherSiteCannotLoadPagesAsResources(t *testing.T) {
+	r := newRig(t, nil)
+	r.remember("", "alpha", "alice", "I am a vegetarian.")
+	b := r.browser(t)
+	load := func(mode string) int {
+		req, err := http.NewRequest("GET", r.srv.URL+"/inspector/s/alpha/alice/search?q=vegetarian", nil)
+		require.NoError(t, err)
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Sec-Fetch-Mode", mode)
+		return b.do(req).Status
+	}
+	assert.Equal(t, http.StatusForbidden, load("no-cors"), "an <img> or <script> of another site")
+	assert.Equal(t, http.StatusForbidden, load("cors"), "another site's fetch")
+	assert.Equal(t, http.StatusOK, load("navigate"), "a link followed from another site")
+}
+
 func TestKeylessServesLoopbackOnlyWithoutSignIn(t *testing.T) {
 	r := newRig(t, nil)
 	r.remember("", "alpha", "alice", "I am a vegetarian.")
