@@ -33,8 +33,7 @@ const (
 func bigScope(tb testing.TB, r *rig) map[string]string {
 	tb.Helper()
 	ctx := context.Background()
-	r.api(keyAll, "POST", "/memory_stores", map[string]any{"name": "alpha",
-		"definition": map[string]any{"kind": "default", "chat_model": "offline", "embedding_model": "lexical"}})
+	require.NoError(tb, r.createStore(keyAll, "alpha"))
 	g, err := r.svc.OpenStore(ctx, "alpha")
 	require.NoError(tb, err)
 	require.NoError(tb, g.NoteScope(ctx, "big"))
