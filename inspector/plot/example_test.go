@@ -2,13 +2,15 @@ package plot_test
 
 import (
 	"fmt"
+	"html/template"
 	"strings"
 	"time"
 
 	"github.com/agentmemory/agentmemory/inspector/plot"
 )
 
-// A timeline of two sessions and an insight drawn from them.
+// A timeline of two sessions and an insight drawn from them, embedded in
+// a page by html/template as it stands.
 func ExampleTimeline() {
 	t0 := time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)
 	svg := plot.Timeline([]plot.Event{
@@ -16,8 +18,14 @@ func ExampleTimeline() {
 		{At: t0.Add(2 * time.Hour), End: t0.Add(2*time.Hour + 25*time.Minute), Lane: "sessions", Label: "booking", Href: "/inspect/sessions/s2"},
 		{At: t0.Add(3 * time.Hour), Lane: "insights", Label: "prefers window seats", Href: "/inspect/insights/i1"},
 	}, plot.TimelineOptions{Title: "Sessions and insights"})
-	s := string(svg)
-	fmt.Println(strings.HasPrefix(s, "<svg "), strings.Count(s, "<a href="), strings.Contains(s, `aria-label="Sessions and insights"`))
+
+	page := template.Must(template.New("page").Parse(`<h2>Memory</h2>{{.}}`))
+	var b strings.Builder
+	if err := page.Execute(&b, svg); err != nil {
+		panic(err)
+	}
+	s := b.String()
+	fmt.Println(strings.HasPrefix(s, "<h2>Memory</h2><svg "), strings.Count(s, "<a href="), strings.Contains(s, `aria-label="Sessions and insights"`))
 	// Output: true 3 true
 }
 

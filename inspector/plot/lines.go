@@ -174,25 +174,27 @@ func chartSeries(series []Series) (drawn []Series, hidden int, lo, hi time.Time,
 			}
 			continue
 		}
-		pts := make([]Point, 0, len(s.Points))
-		for _, p := range s.Points {
-			if !drawablePoint(p) {
-				continue
+		pts := s.Points
+		if !slices.IsSortedFunc(pts, byTime) || slices.ContainsFunc(pts, undrawablePoint) {
+			// Copy, never change the caller's slice.
+			pts = make([]Point, 0, len(s.Points))
+			for _, p := range s.Points {
+				if drawablePoint(p) {
+					pts = append(pts, p)
+				}
 			}
-			p.At = p.At.UTC()
-			pts = append(pts, p)
+			slices.SortStableFunc(pts, byTime)
 		}
 		if len(pts) == 0 {
 			continue
 		}
-		slices.SortStableFunc(pts, func(a, b Point) int { return a.At.Compare(b.At) })
 		for _, p := range pts {
 			vlo, vhi = min(vlo, p.Value), max(vhi, p.Value)
 		}
-		if lo.IsZero() || pts[0].At.Before(lo) {
-			lo = pts[0].At
+		if first := pts[0].At.UTC(); lo.IsZero() || first.Before(lo) {
+			lo = first
 		}
-		if last := pts[len(pts)-1].At; hi.IsZero() || last.After(hi) {
+		if last := pts[len(pts)-1].At.UTC(); hi.IsZero() || last.After(hi) {
 			hi = last
 		}
 		s.Points = pts
@@ -200,6 +202,12 @@ func chartSeries(series []Series) (drawn []Series, hidden int, lo, hi time.Time,
 	}
 	return drawn, hidden, lo, hi, vlo, vhi
 }
+
+// byTime orders points by time.
+func byTime(a, b Point) int { return a.At.Compare(b.At) }
+
+// undrawablePoint is !drawablePoint(p).
+func undrawablePoint(p Point) bool { return !drawablePoint(p) }
 
 // drawablePoint reports whether p can be placed: a drawable time and a
 // finite value within ±1e300.
@@ -314,7 +322,7 @@ func drawSeries(w *svgWriter, s Series, i int, sc timeScale, y func(float64) flo
 			w.text(s.Unit)
 		}
 		w.raw(", ")
-		w.text(p.At.Format("2006-01-02 15:04:05"))
+		w.text(p.At.UTC().Format("2006-01-02 15:04:05"))
 		w.raw(" UTC")
 		if peaks {
 			w.raw(" (highest nearby)")

@@ -268,3 +268,18 @@ func TestLinesLegendLeavesRoomForThePlot(t *testing.T) {
 		t.Errorf("legend %q, want some series, a note of the unlisted ones and of the 2 not drawn", items)
 	}
 }
+
+func TestLinesLeavesTheCallersPointsAlone(t *testing.T) {
+	tz := time.FixedZone("UTC+2", 2*3600)
+	pts := []Point{{At: t0.Add(time.Hour).In(tz), Value: 2}, {At: t0, Value: math.NaN()}, {At: t0.In(tz), Value: 1}}
+	before := slices.Clone(pts)
+	doc := parse(t, Lines([]Series{{Name: "s", Points: pts}}, ChartOptions{}))
+	for i := range pts {
+		if pts[i].At != before[i].At || !(pts[i].Value == before[i].Value || math.IsNaN(before[i].Value)) {
+			t.Errorf("point %d changed from %v to %v", i, before[i], pts[i])
+		}
+	}
+	if got := strings.Join(tooltips(doc), "|"); got != "s: 1, 2026-03-04 09:00:00 UTC|s: 2, 2026-03-04 10:00:00 UTC" {
+		t.Errorf("tooltips %q, want the two points in time order, in UTC", got)
+	}
+}

@@ -162,12 +162,12 @@ func timelineLanes(in []Event) (events []Event, lanes []lane, lo, hi time.Time) 
 // drawable reports whether t can be placed on an axis: not zero, within
 // the years 1 to 9999.
 func drawable(t time.Time) bool {
-	if t.IsZero() {
-		return false
-	}
-	y := t.UTC().Year()
-	return y >= 1 && y <= 9999
+	// The zero time is the first instant of the year 1.
+	return t.After(time.Time{}) && t.Unix() < year10000
 }
+
+// year10000 is the first second of the year 10000 UTC, in Unix seconds.
+const year10000 = 253402300800
 
 // timeAxis draws the grid, ticks, labels and range caption of a time axis
 // along the bottom edge axisY of a plot that starts at top.
