@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,6 +180,9 @@ func keyOf(r *http.Request) (string, bool) {
 func (in *Inspector) signedIn(next func(http.ResponseWriter, *http.Request, *access)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if in.svc.Keyless() {
+			if in.throttled(w, r, "") {
+				return
+			}
 			next(w, r, &access{})
 			return
 		}
@@ -192,7 +196,12 @@ func (in *Inspector) signedIn(next func(http.ResponseWriter, *http.Request, *acc
 				http.Redirect(w, r, in.prefix+"/sign-in?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
-			in.fail(w, r, http.StatusUnauthorized, "Sign in with an API key first.")
+			if !in.throttled(w, r, key) {
+				in.fail(w, r, http.StatusUnauthorized, "Sign in with an API key first.")
+			}
+			return
+		}
+		if in.throttled(w, r, key) {
 			return
 		}
 		if len(stores) == 0 {
@@ -300,6 +309,20 @@ func (in *Inspector) signedInWith(r *http.Request) bool {
 	return ok
 }
 
+// throttled applies the service's rate limits to a request made with
+// key (see memoryservice.Service.Throttle), answering 429 with
+// Retry-After when it is over them.
+func (in *Inspector) throttled(w http.ResponseWriter, r *http.Request, key string) bool {
+	wait := in.svc.Throttle(r, key)
+	if wait <= 0 {
+		return false
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	in.fail(w, r, http.StatusTooManyRequests, "Too many requests; try again in %d s.", secs)
+	return true
+}
+
 // signInPage asks for an API key; without keys there is nothing to ask.
 func (in *Inspector) signInPage(w http.ResponseWriter, r *http.Request) {
 	if in.svc.Keyless() {
@@ -331,6 +354,9 @@ func (in *Inspector) signIn(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(in.prefix, r.PostFormValue("next"))
 	if in.svc.Keyless() {
 		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	if in.throttled(w, r, key) { // a failed sign-in counts against the address's limit
 		return
 	}
 	if _, ok := in.svc.KeyStores(key); !ok {

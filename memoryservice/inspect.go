@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -42,6 +43,16 @@ func (s *Service) Keyless() bool { return len(s.cfg.Keys) == 0 }
 // constant time) and the memory stores it is limited to: nil means
 // every store.
 func (s *Service) KeyStores(key string) (stores []string, ok bool) {
+	i := s.keyIndex(key)
+	if i < 0 {
+		return nil, false
+	}
+	return slices.Clone(s.cfg.Keys[i].Stores), true
+}
+
+// keyIndex returns the index of key in Config.Keys, or -1, comparing
+// every key in constant time.
+func (s *Service) keyIndex(key string) int {
 	got := sha256.Sum256([]byte(key))
 	match := -1
 	for i, k := range s.cfg.Keys {
@@ -50,10 +61,45 @@ func (s *Service) KeyStores(key string) (stores []string, ok bool) {
 			match = i
 		}
 	}
-	if match < 0 {
-		return nil, false
+	return match
+}
+
+// Throttle applies the API's rate limits (Config.RateLimit) to a request
+// of another door: it takes a token of key's limit when key is one of
+// Config.Keys (of the one limit of a service without keys), and
+// otherwise one of the limit on failed authentications of the request's
+// address. It returns zero when the request may go on, else how long
+// until it may.
+func (s *Service) Throttle(r *http.Request, key string) time.Duration {
+	var ok bool
+	var wait time.Duration
+	switch i := s.keyIndex(key); {
+	case s.Keyless():
+		if s.limit != nil {
+			ok, wait = s.limit.take(0)
+		} else {
+			ok = true
+		}
+	case i >= 0:
+		if s.limit != nil {
+			ok, wait = s.limit.take(i)
+		} else {
+			ok = true
+		}
+	default:
+		if s.failures == nil {
+			return 0
+		}
+		addr, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			addr = r.RemoteAddr
+		}
+		ok, wait = s.failures.take(addr)
 	}
-	return slices.Clone(s.cfg.Keys[match].Stores), true
+	if ok {
+		return 0
+	}
+	return max(wait, time.Millisecond)
 }
 
 // GuardPages puts h, web pages for a browser, behind the service's
