@@ -127,3 +127,24 @@ func TestGuardPagesTakesFormsAndRefusesOtherOrigins(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, send("https://app.example", "cross-site", ""), "an allowed origin of the API posts no page's forms")
 	assert.Equal(t, http.StatusMisdirectedRequest, send("", "", "rebound.example"), "keyless: loopback hosts only")
 }
+
+func TestThrottleAppliesTheAPIsLimits(t *testing.T) {
+	s := start(t, dbPath(t), Config{Keys: []APIKey{{Key: "first-key-0123456789"}, {Key: "second-key-0123456789"}}, RateLimit: 0.001, RateBurst: 2})
+	r := httptest.NewRequest("GET", "/inspector/", nil)
+	for i := range 2 {
+		assert.Zero(t, s.svc.Throttle(r, "first-key-0123456789"), "request %d within the burst", i+1)
+	}
+	assert.Positive(t, s.svc.Throttle(r, "first-key-0123456789"), "over the key's burst")
+	assert.Zero(t, s.svc.Throttle(r, "second-key-0123456789"), "each key has its own limit")
+	for range 2 {
+		assert.Zero(t, s.svc.Throttle(r, "not-a-key-0123456789"))
+	}
+	assert.Positive(t, s.svc.Throttle(r, "not-a-key-0123456789"), "failed authentications of the address")
+	other := httptest.NewRequest("GET", "/inspector/", nil)
+	other.RemoteAddr = "192.0.2.7:4321"
+	assert.Zero(t, s.svc.Throttle(other, "not-a-key-0123456789"), "another address")
+
+	keyless := start(t, dbPath(t), Config{RateLimit: 0.001, RateBurst: 1})
+	assert.Zero(t, keyless.svc.Throttle(r, ""))
+	assert.Positive(t, keyless.svc.Throttle(other, ""), "one limit for every request of a server without keys")
+}
