@@ -8,6 +8,7 @@
 //	    [-read-header-timeout 10s] [-read-timeout 1m] [-write-timeout 5m] [-idle-timeout 1m]
 //	    [-metrics-addr 10.0.0.5:9090]
 //	    [-gateway=true] [-gateway-store gateway] [-gateway-upstream URL] [-gateway-retrieval-tool]
+//	    [-inspector=true]
 //
 // # Memory and models
 //
@@ -36,6 +37,15 @@
 // and says in the log when there is none; -gateway=false turns it off.
 // It is behind the same keys and browser guard as the API, and a key
 // limited to other memory stores is refused.
+//
+// # The inspector
+//
+// /inspector/ serves the memory inspector of package inspector: web
+// pages that show, for a scope of a memory store (or a gateway user), its
+// profile, insights, sessions, interactions, deletion log and updates,
+// and forget from it. It is behind the same keys (a browser signs in
+// with one, kept in a cookie) and browser protections; -inspector=false
+// turns it off.
 //
 // # Keys
 //
@@ -157,6 +167,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	poll := fs.Duration("poll-interval", memoryservice.DefaultPollInterval, "how often this replica looks in the store for due memory updates to claim (one query each)")
 	leaseTTL := fs.Duration("lease-ttl", memoryservice.DefaultLeaseTTL, "how long a replica's claim on a running update lasts unrenewed: a dead replica's update is taken over after it")
 	replicaID := fs.String("replica-id", "", "this replica's name in the claims it takes (letters, digits, '-', '_', '.'); empty: a random one at each start")
+	inspect := fs.Bool("inspector", true, "serve the memory inspector's web pages at /inspector/ (behind the API keys)")
 	limits := connFlags(fs)
 	gwFlags := newGatewayFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -255,6 +266,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		}
 		return errors.Join(err, svc.Close(ctx))
 	}
+	handler, err := withInspector(withGateway(svc, gw, gwStore), svc, *inspect, logger)
+	if err != nil {
+		_ = closeAll(context.Background())
+		return err
+	}
 	tcp, err := net.Listen("tcp", where)
 	if err != nil {
 		_ = closeAll(context.Background())
@@ -286,7 +302,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		logger.Warn("agentmemory-server: no API key configured: listening on loopback only, without authentication; set AGENTMEMORY_SERVER_KEYS to serve other hosts")
 	}
 	logger.Info("agentmemory-server: serving the Memory Store API", "addr", ln.Addr().String(), "max_conns", limits.maxConns, "models", m.Description, "memory", desc, "keys", len(ks), "tls", *tlsCert != "")
-	srv := &http.Server{Handler: withGateway(svc, gw, gwStore), ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	if *inspect {
+		logger.Info("agentmemory-server: serving the memory inspector at /inspector/")
+	}
+	srv := &http.Server{Handler: handler, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	limits.apply(srv)
 	served := make(chan error, 1)
 	go func() {

@@ -1,0 +1,6 @@
+//go:build !race
+
+package inspector_test
+
+// raceEnabled reports a test binary built with the race detector.
+const raceEnabled = false
