@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -140,56 +141,128 @@ func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (
 	return "", nil, nil
 }
 
-// TestChildServer is the server process of TestAcceptedUpdateSurvivesKill9;
-// it runs only when that test starts it.
+// childEnv carries, as JSON (a childSpec), the command line and the
+// environment of a server process that the test binary runs as
+// TestChildServer.
+const childEnv = "AGENTMEMORY_SERVER_CHILD"
+
+// childSpec is what a child server runs: run's arguments after -addr,
+// and its whole environment (nothing of the parent's: no model or store
+// settings of the machine's).
+type childSpec struct {
+	Args []string          `json:"args"`
+	Env  map[string]string `json:"env"`
+}
+
+// TestChildServer is a server process of the tests that start one
+// (startChild): this test binary, run again, serves as childEnv says on
+// a free loopback port, prints "LISTENING <addr>" and logs to stderr
+// until it is killed.
 func TestChildServer(t *testing.T) {
-	db := os.Getenv("AGENTMEMORY_SERVER_CHILD_DB")
-	if db == "" {
-		t.Skip("run by TestAcceptedUpdateSurvivesKill9")
+	raw := os.Getenv(childEnv)
+	if raw == "" {
+		t.Skip("a server process of the tests that start one; run only by them")
 	}
+	var spec childSpec
+	require.NoError(t, json.Unmarshal([]byte(raw), &spec))
 	listening := make(chan string, 1)
 	go func() {
 		addr := <-listening
 		os.Stdout.WriteString("LISTENING " + addr + "\n")
 	}()
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", db}, env(nil), io.Discard, listening)
+	err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, spec.Args...), env(spec.Env), os.Stderr, listening)
 	t.Fatal(err)
 }
 
-// startChild starts the test binary as a server on db and returns its
-// process and address.
-func startChild(t *testing.T, db string) (*exec.Cmd, string) {
+// serverProc is a server process of a test.
+type serverProc struct {
+	id        string
+	base      string // http://127.0.0.1:port, once started
+	cmd       *exec.Cmd
+	log       string // the file of its log
+	listening chan string
+}
+
+// launchChild starts the test binary as server process id (see
+// TestChildServer), with args and environment, logging into a file of
+// logDir; wait for it with started.
+func launchChild(t *testing.T, id string, args []string, environment map[string]string) *serverProc {
 	t.Helper()
+	spec, err := json.Marshal(childSpec{Args: args, Env: environment})
+	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTMEMORY_SERVER_CHILD_DB="+db)
+	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
+	p := &serverProc{id: id, cmd: cmd, listening: make(chan string, 1),
+		log: filepath.Join(logDir(t), fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano()))}
+	logs, err := os.Create(p.log)
+	require.NoError(t, err)
+	t.Cleanup(func() { logs.Close() })
+	cmd.Stderr = logs
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				lines <- a
+				p.listening <- a
 			}
 		}
 	}()
+	return p
+}
+
+// started waits until p listens, and fails t with its log if it does not
+// within a minute.
+func (p *serverProc) started(t *testing.T) {
+	t.Helper()
 	select {
-	case addr := <-lines:
-		return cmd, addr
-	case <-time.After(60 * time.Second):
-		t.Fatal("the child server did not start")
+	case addr := <-p.listening:
+		p.base = "http://" + addr
+	case <-time.After(time.Minute):
+		t.Fatalf("server %s did not start; its log:\n%s", p.id, p.logs(t))
 	}
-	return nil, ""
+}
+
+// logs returns what p has logged so far.
+func (p *serverProc) logs(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(p.log)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// kill ends p with SIGKILL, as a crash would.
+func (p *serverProc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	_ = p.cmd.Wait()
+}
+
+// startChild starts a server process and waits until it listens.
+func startChild(t *testing.T, id string, args []string, environment map[string]string) *serverProc {
+	t.Helper()
+	p := launchChild(t, id, args, environment)
+	p.started(t)
+	return p
+}
+
+// logDir is where the server processes log: $AGENTMEMORY_TEST_LOGS if
+// set (kept for reading), else a temporary directory.
+func logDir(t *testing.T) string {
+	if d := os.Getenv("AGENTMEMORY_TEST_LOGS"); d != "" {
+		return d
+	}
+	return t.TempDir()
 }
 
 // TestAcceptedUpdateSurvivesKill9: an update answered 202 and then killed
 // with SIGKILL before it ran completes after the server starts again.
 func TestAcceptedUpdateSurvivesKill9(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
-	child, addr := startChild(t, db)
-	base := "http://" + addr
+	child := startChild(t, "server", []string{"-db", db}, nil)
+	base := child.base
 	code, out := call(t, "POST", base+"/memory_stores", "", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	// update_delay 2 s: the process dies while the update is queued.
@@ -201,11 +274,9 @@ func TestAcceptedUpdateSurvivesKill9(t *testing.T) {
 	code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "queued", out["status"], "killed before it ran")
-	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
-	_ = child.Wait()
+	child.kill(t)
 
-	_, addr = startChild(t, db)
-	base = "http://" + addr
+	base = startChild(t, "restarted", []string{"-db", db}, nil).base
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)
