@@ -230,6 +230,22 @@ func replicasShareTheWork(t *testing.T, b backend) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	assert.NotEmpty(t, created)
+	// A burst scope had one update, run by the killed replica or after
+	// it: its memories are each there once, whoever ran it and however
+	// often.
+	for s := range scopes {
+		scope := fmt.Sprintf("burst-%02d", s)
+		code, out := call(t, "POST", alive[s%2].base+"/memory_stores/support/items:list?limit=100", "", map[string]any{"scope": scope})
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		seen := map[string]bool{}
+		for _, it := range out["data"].([]any) {
+			it := it.(map[string]any)
+			key := fmt.Sprint(it["kind"], ": ", it["content"])
+			assert.False(t, seen[key], "scope %s has %q twice", scope, key)
+			seen[key] = true
+		}
+		assert.NotEmpty(t, seen, "scope %s has its memories", scope)
+	}
 
 	// The claim histories: no two runs of a scope's updates overlap; the
 	// dead replica's claims expired and were taken over.
