@@ -11,6 +11,7 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -157,6 +158,7 @@ func officialSDKOnReplicas(t *testing.T, b backend) {
 		t.Logf("%s served %d requests", p.id, served)
 		assert.Positive(t, served, "every replica served requests")
 	}
+	assert.Positive(t, lb.polls.Load(), "the update pollers poll through the proxy (Operation-Location is its address)")
 }
 
 // roundRobin is a reverse proxy serving HTTPS that sends each request to
@@ -164,6 +166,7 @@ func officialSDKOnReplicas(t *testing.T, b backend) {
 type roundRobin struct {
 	url    string
 	served []atomic.Int64 // requests sent to each replica
+	polls  atomic.Int64   // of them, GETs of an update
 }
 
 // newRoundRobin serves a round-robin proxy to procs with the certificate
@@ -182,6 +185,9 @@ func newRoundRobin(t *testing.T, procs []*serverProc, certFile, keyFile string) 
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		i := (next.Add(1) - 1) % uint64(len(targets))
 		lb.served[i].Add(1)
+		if r.In.Method == http.MethodGet && strings.Contains(r.In.URL.Path, "/updates/") {
+			lb.polls.Add(1)
+		}
 		r.SetURL(targets[i])
 		r.SetXForwarded()
 	}}
