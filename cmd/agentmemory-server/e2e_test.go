@@ -30,7 +30,14 @@ import (
 	"github.com/agentmemory/agentmemory/internal/longtest"
 )
 
-func TestMain(m *testing.M) { cosmostest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	cosmostest.Stop()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // e2eInstallHint installs the official SDKs the end-to-end tests drive.
 const e2eInstallHint = "npm ci --prefix cmd/agentmemory-server/e2e"

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -141,38 +143,30 @@ func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (
 	return "", nil, nil
 }
 
-// childEnv carries, as JSON (a childSpec), the command line and the
-// environment of a server process that the test binary runs as
-// TestChildServer.
-const childEnv = "AGENTMEMORY_SERVER_CHILD"
-
-// childSpec is what a child server runs: run's arguments after -addr,
-// and its whole environment (nothing of the parent's: no model or store
-// settings of the machine's).
-type childSpec struct {
-	Args []string          `json:"args"`
-	Env  map[string]string `json:"env"`
-}
-
-// TestChildServer is a server process of the tests that start one
-// (startChild): this test binary, run again, serves as childEnv says on
-// a free loopback port, prints "LISTENING <addr>" and logs to stderr
-// until it is killed.
-func TestChildServer(t *testing.T) {
-	raw := os.Getenv(childEnv)
-	if raw == "" {
-		t.Skip("a server process of the tests that start one; run only by them")
-	}
-	var spec childSpec
-	require.NoError(t, json.Unmarshal([]byte(raw), &spec))
-	listening := make(chan string, 1)
-	go func() {
-		addr := <-listening
-		os.Stdout.WriteString("LISTENING " + addr + "\n")
-	}()
-	err := run(context.Background(), append([]string{"-addr", "127.0.0.1:0"}, spec.Args...), env(spec.Env), os.Stderr, listening)
-	t.Fatal(err)
-}
+// The server processes of the tests run this command built once per
+// test binary, by serverBinary, into binDir (removed by TestMain). It is
+// built without the race detector, whatever the tests run with: the
+// processes are killed, so no one would see its reports, and on a small
+// machine the slowdown of several instrumented processes makes claims
+// expire under a test's short lease while their runs go on.
+var (
+	binDir       string
+	serverBinary = sync.OnceValues(func() (string, error) {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			return "", fmt.Errorf("no go command to build the server with: %w", err)
+		}
+		if binDir, err = os.MkdirTemp("", "agentmemory-server-test"); err != nil {
+			return "", err
+		}
+		bin := filepath.Join(binDir, "agentmemory-server")
+		out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go build: %w\n%s", err, out)
+		}
+		return bin, nil
+	})
+)
 
 // serverProc is a server process of a test.
 type serverProc struct {
@@ -183,30 +177,40 @@ type serverProc struct {
 	listening chan string
 }
 
-// launchChild starts the test binary as server process id (see
-// TestChildServer), with args and environment, logging into a file of
-// logDir; wait for it with started.
+// listenLine is the start of the line the server logs once it listens;
+// its addr attribute is the address.
+var listenLine = regexp.MustCompile(`msg="agentmemory-server: serving the Memory Store API" addr=(\S+)`)
+
+// launchChild starts the server as process id, on a free loopback port,
+// with args and, as its whole environment, environment (and PATH and
+// HOME: nothing of the machine's model or store settings), logging
+// into a file of logDir; wait for it with started.
 func launchChild(t *testing.T, id string, args []string, environment map[string]string) *serverProc {
 	t.Helper()
-	spec, err := json.Marshal(childSpec{Args: args, Env: environment})
+	bin, err := serverBinary()
 	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.v")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(spec))
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range environment {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	p := &serverProc{id: id, cmd: cmd, listening: make(chan string, 1),
 		log: filepath.Join(logDir(t), fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano()))}
 	logs, err := os.Create(p.log)
 	require.NoError(t, err)
 	t.Cleanup(func() { logs.Close() })
-	cmd.Stderr = logs
-	out, err := cmd.StdoutPipe()
+	out, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	go func() {
+	go func() { // the log, into its file, until the process ends
 		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				p.listening <- a
+			line := sc.Text()
+			_, _ = logs.WriteString(line + "\n")
+			if m := listenLine.FindStringSubmatch(line); m != nil {
+				p.listening <- m[1]
 			}
 		}
 	}()
