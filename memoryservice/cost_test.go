@@ -189,9 +189,13 @@ func TestCosmosRequestsPerOperation(t *testing.T) {
 	probe := openWith(nil)(t, s.svc.cfg.Embedder.Dimensions()) // the test's reads, not counted
 	t.Cleanup(func() { probe.Close() })
 	s.createStore("support", nil)
-	// The replica's first poll, at start, is over when its query is seen.
-	polled := 0
-	require.Eventually(t, func() bool { polled += counter.take().of("query", "markers"); return polled > 0 }, 10*time.Second, 20*time.Millisecond)
+	// A replica's start is over when its two queries of the markers are
+	// seen: resuming the updates left unfinished, and the first poll.
+	started := func(c *requestCounter) {
+		seen := 0
+		require.Eventually(t, func() bool { seen += c.take().of("query", "markers"); return seen >= 2 }, 10*time.Second, 20*time.Millisecond)
+	}
+	started(counter)
 
 	var table []string
 	measure := func(op string, f func()) requestCounts {
@@ -245,8 +249,7 @@ func TestCosmosRequestsPerOperation(t *testing.T) {
 	sweepAgain := measure("the next sweep, within the hour", func() { require.NoError(t, s.svc.sweep(context.Background())) })
 	// Another replica's sweep: the lease is the first's.
 	other := startOn(t, openWith(otherCounter), cfg)
-	polled = 0
-	require.Eventually(t, func() bool { polled += otherCounter.take().of("query", "markers"); return polled > 0 }, 10*time.Second, 20*time.Millisecond)
+	started(otherCounter)
 	counter = otherCounter
 	sweepOther := measure("a sweep of another replica", func() { require.NoError(t, other.svc.sweep(context.Background())) })
 	t.Logf("requests to Cosmos DB per operation, and of them by part:\n%s", strings.Join(table, "\n"))
