@@ -136,7 +136,7 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 
 func replicasShareTheWork(t *testing.T, b backend) {
 	scopes, rounds := longtest.Pick(t, 8, 60), longtest.Pick(t, 3, 6)
-	const poll, lease = 100 * time.Millisecond, 2 * time.Second
+	const poll, lease = 100 * time.Millisecond, 5 * time.Second
 	procs := startReplicas(t, b, 3, nil, "-poll-interval", poll.String(), "-lease-ttl", lease.String())
 	code, out := call(t, "POST", procs[0].base+"/memory_stores", "", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
