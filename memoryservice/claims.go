@@ -93,7 +93,13 @@ type heldClaim struct {
 // (or by this one before it restarted, under the same ReplicaID): one read and one ETag-guarded write of its record, then the
 // marker's due time moved to the claim's expiry. It returns nil when the
 // update is not to be claimed (another replica won the write).
-func (s *Service) claim(ctx context.Context, id string) (*heldClaim, error) {
+//
+// marked is when the update's marker, which a poll found, was last
+// written; zero when the claim was not made from a marker. A marker
+// without a record is dropped only once it is older than acceptGrace:
+// an accept writes the marker before the record, so a younger one may
+// be of an update another replica is accepting now.
+func (s *Service) claim(ctx context.Context, id string, marked time.Time) (*heldClaim, error) {
 	// One claim of an update at a time in this replica (its poller and
 	// a timer may try together), and none of one it holds.
 	s.mu.Lock()
@@ -113,7 +119,9 @@ func (s *Service) claim(ctx context.Context, id string) (*heldClaim, error) {
 	var rec updateRecord
 	etag, err := s.getRecord(ctx, k, &rec)
 	if errors.Is(err, store.ErrNotFound) {
-		s.unmark(ctx, id) // retired or forgotten: the marker is left over
+		if s.cfg.Now().Sub(marked) >= acceptGrace {
+			s.unmark(ctx, id) // retired, forgotten, or its acceptance failed: the marker is left over
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -366,7 +374,7 @@ func (s *Service) poll(ctx context.Context) error {
 				continue
 			}
 			wg.Go(func() {
-				h, err := s.claim(ctx, id)
+				h, err := s.claim(ctx, id, d.LastWritten())
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -399,7 +407,7 @@ func (s *Service) claimNow(id string) {
 	if s.free() <= 0 {
 		return
 	}
-	h, err := s.claim(s.runCtx, id)
+	h, err := s.claim(s.runCtx, id, time.Time{})
 	if err != nil {
 		s.log.Warn("memoryservice: claiming a due update", "update", id, "err", err)
 		return

@@ -363,7 +363,7 @@ func TestAnEndedClaimRefusesMoreWrites(t *testing.T) {
 	id := s.update("support", "ivy", 60, "I drink espresso.")
 	require.NoError(t, s.svc.Close(context.Background())) // no poller to claim it first
 	clk.Add(2 * time.Minute)
-	h, err := s.svc.claim(context.Background(), id)
+	h, err := s.svc.claim(context.Background(), id, time.Time{})
 	require.NoError(t, err)
 	require.NotNil(t, h)
 	s.svc.store(context.Background(), h, func(r *updateRecord) { r.Status = statusCompleted })

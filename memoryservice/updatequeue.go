@@ -67,7 +67,8 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 		rec.SessionID, rec.Reopened = a.continues, true
 	}
 	// The marker, so that pollers find the update, before its record (a
-	// marker of nothing is dropped by the poll that finds it).
+	// marker of nothing is dropped by a poll once it is older than
+	// acceptGrace: until then its record may be on its way).
 	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, rec.DueAt, true, struct{}{}); err != nil {
 		return updateResponse{}, err
 	}

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -140,56 +143,130 @@ func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (
 	return "", nil, nil
 }
 
-// TestChildServer is the server process of TestAcceptedUpdateSurvivesKill9;
-// it runs only when that test starts it.
-func TestChildServer(t *testing.T) {
-	db := os.Getenv("AGENTMEMORY_SERVER_CHILD_DB")
-	if db == "" {
-		t.Skip("run by TestAcceptedUpdateSurvivesKill9")
-	}
-	listening := make(chan string, 1)
-	go func() {
-		addr := <-listening
-		os.Stdout.WriteString("LISTENING " + addr + "\n")
-	}()
-	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-db", db}, env(nil), io.Discard, listening)
-	t.Fatal(err)
+// The server processes of the tests run this command built once per
+// test binary, by serverBinary, into binDir (removed by TestMain). It is
+// built without the race detector, whatever the tests run with: the
+// processes are killed, so no one would see its reports, and on a small
+// machine the slowdown of several instrumented processes makes claims
+// expire under a test's short lease while their runs go on.
+var (
+	binDir       string
+	serverBinary = sync.OnceValues(func() (string, error) {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			return "", fmt.Errorf("no go command to build the server with: %w", err)
+		}
+		if binDir, err = os.MkdirTemp("", "agentmemory-server-test"); err != nil {
+			return "", err
+		}
+		bin := filepath.Join(binDir, "agentmemory-server")
+		out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go build: %w\n%s", err, out)
+		}
+		return bin, nil
+	})
+)
+
+// serverProc is a server process of a test.
+type serverProc struct {
+	id        string
+	base      string // http://127.0.0.1:port, once started
+	cmd       *exec.Cmd
+	log       string // the file of its log
+	listening chan string
 }
 
-// startChild starts the test binary as a server on db and returns its
-// process and address.
-func startChild(t *testing.T, db string) (*exec.Cmd, string) {
+// listenLine is the start of the line the server logs once it listens;
+// its addr attribute is the address.
+var listenLine = regexp.MustCompile(`msg="agentmemory-server: serving the Memory Store API" addr=(\S+)`)
+
+// launchChild starts the server as process id, on a free loopback port,
+// with args and, as its whole environment, environment (and PATH and
+// HOME: nothing of the machine's model or store settings), logging
+// into a file of logDir; wait for it with started.
+func launchChild(t *testing.T, id string, args []string, environment map[string]string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildServer$", "-test.v")
-	cmd.Env = append(os.Environ(), "AGENTMEMORY_SERVER_CHILD_DB="+db)
-	out, err := cmd.StdoutPipe()
+	bin, err := serverBinary()
+	require.NoError(t, err)
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range environment {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &serverProc{id: id, cmd: cmd, listening: make(chan string, 1),
+		log: filepath.Join(logDir(t), fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano()))}
+	logs, err := os.Create(p.log)
+	require.NoError(t, err)
+	t.Cleanup(func() { logs.Close() })
+	out, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 1)
-	go func() {
+	go func() { // the log, into its file, until the process ends
 		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "LISTENING "); ok {
-				lines <- a
+			line := sc.Text()
+			_, _ = logs.WriteString(line + "\n")
+			if m := listenLine.FindStringSubmatch(line); m != nil {
+				p.listening <- m[1]
 			}
 		}
 	}()
+	return p
+}
+
+// started waits until p listens, and fails t with its log if it does not
+// within a minute.
+func (p *serverProc) started(t *testing.T) {
+	t.Helper()
 	select {
-	case addr := <-lines:
-		return cmd, addr
-	case <-time.After(60 * time.Second):
-		t.Fatal("the child server did not start")
+	case addr := <-p.listening:
+		p.base = "http://" + addr
+	case <-time.After(time.Minute):
+		t.Fatalf("server %s did not start; its log:\n%s", p.id, p.logs(t))
 	}
-	return nil, ""
+}
+
+// logs returns what p has logged so far.
+func (p *serverProc) logs(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(p.log)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// kill ends p with SIGKILL, as a crash would.
+func (p *serverProc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	_ = p.cmd.Wait()
+}
+
+// startChild starts a server process and waits until it listens.
+func startChild(t *testing.T, id string, args []string, environment map[string]string) *serverProc {
+	t.Helper()
+	p := launchChild(t, id, args, environment)
+	p.started(t)
+	return p
+}
+
+// logDir is where the server processes log: $AGENTMEMORY_TEST_LOGS if
+// set (kept for reading), else a temporary directory.
+func logDir(t *testing.T) string {
+	if d := os.Getenv("AGENTMEMORY_TEST_LOGS"); d != "" {
+		return d
+	}
+	return t.TempDir()
 }
 
 // TestAcceptedUpdateSurvivesKill9: an update answered 202 and then killed
 // with SIGKILL before it ran completes after the server starts again.
 func TestAcceptedUpdateSurvivesKill9(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "m.db")
-	child, addr := startChild(t, db)
-	base := "http://" + addr
+	child := startChild(t, "server", []string{"-db", db}, nil)
+	base := child.base
 	code, out := call(t, "POST", base+"/memory_stores", "", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	// update_delay 2 s: the process dies while the update is queued.
@@ -201,11 +278,9 @@ func TestAcceptedUpdateSurvivesKill9(t *testing.T) {
 	code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "queued", out["status"], "killed before it ran")
-	require.NoError(t, child.Process.Signal(syscall.SIGKILL))
-	_ = child.Wait()
+	child.kill(t)
 
-	_, addr = startChild(t, db)
-	base = "http://" + addr
+	base = startChild(t, "restarted", []string{"-db", db}, nil).base
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)

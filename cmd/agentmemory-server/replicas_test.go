@@ -4,81 +4,91 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
+	"log/slog"
+	"maps"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/cosmostest"
+	"github.com/agentmemory/agentmemory/internal/longtest"
+	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/store"
-	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
-// buildServer builds this command once into a temporary directory.
-func buildServer(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build the server with")
-	}
-	bin := filepath.Join(t.TempDir(), "agentmemory-server")
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
+// backend is the store a test's server processes share: a SQLite file,
+// or a database of the Cosmos-protocol test server.
+type backend struct {
+	name string
+	db   string            // the SQLite file (-db; unused on Cosmos)
+	env  map[string]string // the store's environment (Cosmos), nil for SQLite
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+// sqliteBackend is a new SQLite file.
+func sqliteBackend(t *testing.T) backend {
+	return backend{name: "SQLite file", db: filepath.Join(t.TempDir(), "memory.db")}
 }
 
-// serverProc is one server process of a test.
-type serverProc struct {
-	id   string
-	base string
-	cmd  *exec.Cmd
-}
-
-// startReplicaProc starts bin as replica id on the SQLite file db, offline,
-// polling every poll with claims of lease, and waits until it answers.
-func startReplicaProc(t *testing.T, bin, db, id string, poll, lease time.Duration) *serverProc {
+// cosmosBackend is a new database of the Cosmos-protocol test server,
+// deleted when t ends; it skips t without the server (fails in CI).
+func cosmosBackend(t *testing.T) backend {
 	t.Helper()
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "-addr", addr, "-db", db, "-offline", "-replica-id", id, "-rate-limit", "-1",
-		"-poll-interval", poll.String(), "-lease-ttl", lease.String())
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")} // no model or store settings
-	logs, err := os.Create(filepath.Join(logDir(t), fmt.Sprintf("%s-%d.log", id, time.Now().UnixNano())))
-	require.NoError(t, err)
-	cmd.Stderr, cmd.Stdout = logs, logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	p := &serverProc{id: id, base: "http://" + addr, cmd: cmd}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.base + "/memory_stores")
-		if err == nil {
-			resp.Body.Close()
-			return p
+	admin := cosmostest.NewClient(t)
+	db := cosmostest.DatabaseName(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if d, err := admin.NewDatabase(db); err == nil {
+			_, _ = d.Delete(ctx, nil)
 		}
-		require.True(t, time.Now().Before(deadline), "replica %s did not start: %v", id, err)
-		time.Sleep(20 * time.Millisecond)
+	})
+	return backend{name: "Azure Cosmos DB", db: filepath.Join(t.TempDir(), "unused.db"), env: map[string]string{
+		"AZURE_COSMOS_ENDPOINT": cosmostest.Endpoint(t), "AZURE_COSMOS_KEY": cosmostest.Key, "AZURE_COSMOS_DATABASE": db}}
+}
+
+// environment is a server process's: the store's, and extra.
+func (b backend) environment(extra map[string]string) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, b.env)
+	maps.Copy(out, extra)
+	return out
+}
+
+// open opens the backend's store as a server process does (offline),
+// for the test to read the service's records; closed when t ends.
+func (b backend) open(t *testing.T) store.Store {
+	t.Helper()
+	m, err := stack.ModelsFromEnv(env(b.env), true)
+	require.NoError(t, err)
+	st, _, err := stack.OpenStore(context.Background(), env(b.env), b.db, m.Embedder.Dimensions(), slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// startReplicas starts n server processes on b at once, as a deployment
+// starts its replicas, offline and without a rate limit, each with args
+// and the environment extra, and waits until all of them listen.
+func startReplicas(t *testing.T, b backend, n int, extra map[string]string, args ...string) []*serverProc {
+	t.Helper()
+	procs := make([]*serverProc, n)
+	for i := range procs {
+		id := fmt.Sprintf("replica-%d", i)
+		procs[i] = launchChild(t, id, append([]string{"-db", b.db, "-offline", "-replica-id", id, "-rate-limit", "-1"}, args...), b.environment(extra))
 	}
+	for _, p := range procs {
+		p.started(t)
+		require.Contains(t, p.logs(t), `memory="`+b.name, "%s serves on the test's store", p.id)
+	}
+	return procs
 }
 
 // claimEntry is an entry of an update record's claim history, as the
@@ -112,24 +122,22 @@ func readClaims(t *testing.T, st store.Store, id string) updateClaims {
 	return u
 }
 
-// Three server processes on one SQLite file, clients round-robin over
-// them, one replica killed with SIGKILL while updates are queued and
-// running: every update answered 202 completes or is superseded, no
-// memory item is created twice, no scope's updates ever ran on two
-// replicas at once, the dead replica's claims are taken over, and a
+// Three server processes on one store — a SQLite file, and a database of
+// the Cosmos-protocol test server — clients round-robin over them, one
+// replica killed with SIGKILL while updates are queued and running: every
+// update answered 202 completes or is superseded, no memory item is
+// created twice, no scope's updates ever ran on two replicas at once, the
+// dead replica's claims are taken over within the lease and a poll, and a
 // search made on one replica continues on another.
 func TestReplicaProcessesShareTheWork(t *testing.T) {
-	scopes, rounds := 12, 3
-	if long, _ := strconv.ParseBool(os.Getenv("AGENTMEMORY_LONG_TESTS")); long {
-		scopes, rounds = 60, 6
-	}
-	bin := buildServer(t)
-	db := filepath.Join(t.TempDir(), "memory.db")
-	const poll, lease = 100 * time.Millisecond, 2 * time.Second
-	var procs []*serverProc
-	for i := range 3 {
-		procs = append(procs, startReplicaProc(t, bin, db, fmt.Sprintf("replica-%d", i), poll, lease))
-	}
+	t.Run("sqlite", func(t *testing.T) { replicasShareTheWork(t, sqliteBackend(t)) })
+	t.Run("cosmos", func(t *testing.T) { replicasShareTheWork(t, cosmosBackend(t)) })
+}
+
+func replicasShareTheWork(t *testing.T, b backend) {
+	scopes, rounds := longtest.Pick(t, 8, 60), longtest.Pick(t, 3, 6)
+	const poll, lease = 100 * time.Millisecond, 5 * time.Second
+	procs := startReplicas(t, b, 3, nil, "-poll-interval", poll.String(), "-lease-ttl", lease.String())
 	code, out := call(t, "POST", procs[0].base+"/memory_stores", "", storeBody)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 
@@ -154,13 +162,12 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 		}
 	}
 	// A burst on the replica about to die, due at once: it is running
-	// some of them when it is killed.
+	// some of them when it is killed, and has others queued.
 	for s := range scopes {
 		accept(procs[1], fmt.Sprintf("burst-%02d", s), 0, fmt.Sprintf("I drink tea number %d.", s))
 	}
 	killed := time.Now()
-	require.NoError(t, procs[1].cmd.Process.Signal(syscall.SIGKILL))
-	_ = procs[1].cmd.Wait()
+	procs[1].kill(t)
 	alive := []*serverProc{procs[0], procs[2]}
 	for s := range scopes { // the last round, on the survivors
 		accept(alive[s%2], fmt.Sprintf("user-%02d", s), 0, fmt.Sprintf("In the last round I talked about tea number %d.", s))
@@ -176,19 +183,15 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "a continuation on another replica: %v", out)
 
 	// Every update accepted completes or is superseded, on any poller.
+	st := b.open(t)
 	created := map[string]string{} // memory id -> the update that created it
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(longtest.Pick(t, 60*time.Second, 3*time.Minute))
 	finished := map[string]bool{}
 	for len(finished) < len(accepted) {
 		if time.Now().After(deadline) {
-			st, err := sqlite.Open(context.Background(), db, sqlite.Config{})
-			require.NoError(t, err)
 			for id := range accepted {
 				if !finished[id] {
-					hash := strings.TrimPrefix(id, "memupd_")[:32]
-					doc, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".updates."+hash, "update."+id)
-					require.NoError(t, err)
-					t.Logf("unfinished %s: %s", id, doc.State.CumulativeSummary)
+					t.Logf("unfinished %s: %+v", id, readClaims(t, st, id))
 					m, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".active", "update."+id)
 					if err == nil {
 						t.Logf("its marker: due %v", m.StartTime)
@@ -197,7 +200,6 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 					}
 				}
 			}
-			st.Close()
 			t.Fatalf("%d of %d updates finished", len(finished), len(accepted))
 		}
 		for id := range accepted {
@@ -228,12 +230,25 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	assert.NotEmpty(t, created)
+	// A burst scope had one update, run by the killed replica or after
+	// it: its memories are each there once, whoever ran it and however
+	// often.
+	for s := range scopes {
+		scope := fmt.Sprintf("burst-%02d", s)
+		code, out := call(t, "POST", alive[s%2].base+"/memory_stores/support/items:list?limit=100", "", map[string]any{"scope": scope})
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		seen := map[string]bool{}
+		for _, it := range out["data"].([]any) {
+			it := it.(map[string]any)
+			key := fmt.Sprint(it["kind"], ": ", it["content"])
+			assert.False(t, seen[key], "scope %s has %q twice", scope, key)
+			seen[key] = true
+		}
+		assert.NotEmpty(t, seen, "scope %s has its memories", scope)
+	}
 
-	// The claim histories: no two claims of a scope's updates overlap;
-	// the dead replica's claims expired and were taken over.
-	st, err := sqlite.Open(context.Background(), db, sqlite.Config{})
-	require.NoError(t, err)
-	defer st.Close()
+	// The claim histories: no two runs of a scope's updates overlap; the
+	// dead replica's claims expired and were taken over.
 	byScope := map[string][]claimEntry{}
 	var takeovers []time.Duration
 	for id, scope := range accepted {
@@ -241,7 +256,7 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 		assert.Nil(t, u.Claim, "update %s still claimed", id)
 		byScope[scope] = append(byScope[scope], u.Claims...)
 		for i, c := range u.Claims {
-			if c.Replica == "replica-1" && c.End == "expired" {
+			if c.Replica == procs[1].id && c.End == "expired" {
 				require.Greater(t, len(u.Claims), i+1, "update %s: expired and not taken over", id)
 				takeovers = append(takeovers, u.Claims[i+1].ClaimedAt.Sub(killed))
 			}
@@ -267,18 +282,8 @@ func TestReplicaProcessesShareTheWork(t *testing.T) {
 	}
 	require.NotZero(t, ran, "the claims record when their runs began")
 	require.NotEmpty(t, takeovers, "the killed replica held claims, taken over")
-	slices := takeovers
-	sort.Slice(slices, func(i, j int) bool { return slices[i] < slices[j] })
-	t.Logf("%d updates accepted, %d memories created; %d claims of the killed replica taken over %v to %v after the kill (lease %v, poll %v)",
-		len(accepted), len(created), len(takeovers), slices[0].Round(time.Millisecond), slices[len(slices)-1].Round(time.Millisecond), lease, poll)
-	assert.Less(t, slices[len(slices)-1], lease+5*time.Second, "taken over within the lease and a poll, with slack")
-}
-
-// logDir is where the server processes log: $AGENTMEMORY_TEST_LOGS if
-// set (kept for reading), else a temporary directory.
-func logDir(t *testing.T) string {
-	if d := os.Getenv("AGENTMEMORY_TEST_LOGS"); d != "" {
-		return d
-	}
-	return t.TempDir()
+	slices.Sort(takeovers)
+	t.Logf("%s: %d updates accepted, %d memories created; %d claims of the killed replica taken over %v to %v after the kill (lease %v, poll %v)",
+		b.name, len(accepted), len(created), len(takeovers), takeovers[0].Round(time.Millisecond), takeovers[len(takeovers)-1].Round(time.Millisecond), lease, poll)
+	assert.Less(t, takeovers[len(takeovers)-1], lease+5*time.Second, "taken over within the lease and a poll, with slack")
 }
