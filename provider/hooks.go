@@ -209,7 +209,7 @@ func (p *MemoryProvider) touch(userID, id string, ls *liveSession) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ls.timer == nil {
-		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleEnd(context.Background(), userID, id) })
+		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleTend(context.Background(), userID, id) })
 		return
 	}
 	ls.timer.Reset(p.cfg.IdleTimeout)

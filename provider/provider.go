@@ -175,6 +175,23 @@ type Config struct {
 	// DefaultReconcileEvery (5); negative means never automatically.
 	ReconcileEvery int
 
+	// SweepInterval is how often the provider looks in the store for
+	// session work that no process is doing — the idle end of a session
+	// whose timer was in a process that died, the end or reflection of a
+	// session whose process died before it ran — and takes it up; it
+	// also looks once when it starts. Several processes on one store each
+	// sweep; one does each piece of work. Zero means DefaultSweepInterval
+	// (a minute); negative never sweeps (the store has one process, or
+	// the application ends and reflects its sessions itself).
+	SweepInterval time.Duration
+	// ClaimTTL is how long a process's claim on a session's outstanding
+	// work lasts: after a crash, another process takes the work up once
+	// the claim has expired. Work still running when its claim expires
+	// may be redone by another process, with the same result (every
+	// piece is idempotent), so it should exceed the longest end and
+	// reflection. Zero means DefaultClaimTTL (5 minutes).
+	ClaimTTL time.Duration
+
 	// MaxLive bounds the sessions held in memory (and the manifests kept);
 	// the least recently used give way. A session that gives way loses
 	// nothing: its state is in the store and the next run resumes it. Zero
@@ -199,6 +216,13 @@ type MemoryProvider struct {
 	queue     *queue
 	// dlog is the store's deletion log; nil when the store keeps none.
 	dlog *erasure.Log
+
+	// owner names this provider on the claims it takes.
+	owner string
+	// stopSweep ends the sweep loop, which closes sweepDone; nil when the
+	// provider does not sweep.
+	stopSweep, sweepDone chan struct{}
+	closeOnce            sync.Once
 
 	mu        sync.Mutex
 	live      *lru[*liveSession]    // by memory session id
@@ -240,7 +264,8 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	if dl, ok := st.(store.DeletionLog); ok {
 		dlog = erasure.New(dl, erasure.Config{Key: cfg.DeletionLogKey, Now: cfg.Now})
 	}
-	return &MemoryProvider{
+	p := &MemoryProvider{
+		owner: "provider-" + agent.NewID(),
 		dlog:  dlog,
 		store: st, keeper: k, retriever: r, reflector: rf, cfg: cfg, log: log,
 		queue: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
@@ -250,7 +275,12 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 			}
 		}),
 		manifests: newLRU[keeper.Manifest](cfg.MaxLive, nil),
-	}, nil
+	}
+	if cfg.SweepInterval > 0 {
+		p.stopSweep, p.sweepDone = make(chan struct{}), make(chan struct{})
+		go p.sweepLoop(p.stopSweep, p.sweepDone)
+	}
+	return p, nil
 }
 
 // withDefaults returns c with every zero field that has a default set to
@@ -266,6 +296,8 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
 	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
 	c.MaxLive = cmp.Or(c.MaxLive, DefaultMaxLive)
+	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
+	c.ClaimTTL = cmp.Or(c.ClaimTTL, DefaultClaimTTL)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, DefaultReconcileEvery)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Now == nil {
@@ -314,8 +346,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("provider: unknown Config.Reflection %d", c.Reflection)
 	case c.ProfileEvery < 0, c.ExtractEvery < 0:
 		return fmt.Errorf("provider: negative Config.ProfileEvery (%d) or ExtractEvery (%d); zero means never", c.ProfileEvery, c.ExtractEvery)
-	case c.IdleTimeout < 0, c.QueueSize < 0, c.Workers < 0, c.MaxAttempts < 0, c.RetryBackoff < 0, c.MaxLive < 0, c.WriteTimeout < 0:
-		return errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff, MaxLive or WriteTimeout")
+	case c.IdleTimeout < 0, c.QueueSize < 0, c.Workers < 0, c.MaxAttempts < 0, c.RetryBackoff < 0, c.MaxLive < 0, c.WriteTimeout < 0, c.ClaimTTL < 0:
+		return errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff, MaxLive, WriteTimeout or ClaimTTL")
 	}
 	return nil
 }
@@ -367,6 +399,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 		ls.tool = p.retriever.Tool(userID)
 	}
 	p.live.put(key, ls)
+	p.markOpen(ctx, userID, id)
 	if ks.NeedsPrune() {
 		p.schedulePrune(ctx, ks)
 	}
@@ -405,6 +438,7 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	if err != nil {
 		return nil, err
 	}
+	p.markEnding(ctx, userID, id)
 	res, err := ls.ks.End(ctx)
 	if err != nil {
 		return res, fmt.Errorf("provider: end session %s: %w", id, err)
@@ -420,22 +454,14 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	p.mu.Unlock()
 	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
 	// Sessions of the user that ended while the model was failing get
-	// their summary now, if the model is back (this one included).
+	// their summary now, if the model is back (this one included), and
+	// the user's pending sessions their reflection.
 	p.queue.offer(job{
 		vals: carrying(ctx),
-		key:  "summaries\x00" + userID,
-		what: "session summaries for user " + userID,
-		run: func(ctx context.Context) error {
-			n, err := p.keeper.RetrySummaries(ctx, userID)
-			if n > 0 {
-				p.log.InfoContext(ctx, "memory: session summaries completed", "user", userID, "sessions", n)
-			}
-			return err
-		},
+		key:  "settle\x00" + userID + "\x00" + id,
+		what: "follow-up of session " + id,
+		run:  func(ctx context.Context) error { return p.settle(ctx, userID, id) },
 	})
-	if p.cfg.Reflection == ReflectOnEnd {
-		p.scheduleReflect(ctx, userID)
-	}
 	return res, nil
 }
 
@@ -470,10 +496,18 @@ func (p *MemoryProvider) LastManifest(sess *agent.Session) (keeper.Manifest, boo
 // Flush waits until the background work queued so far is done.
 func (p *MemoryProvider) Flush(ctx context.Context) error { return p.queue.flush(ctx) }
 
-// Close stops accepting background work and drains what is queued; when
-// ctx ends first, the remaining work is abandoned (it is redone when the
-// sessions resume). Sessions are not ended. The store is not closed.
+// Close stops sweeping and accepting background work and drains what is
+// queued; when ctx ends first, the remaining work is abandoned (it is
+// redone when the sessions resume, or by another process's sweep).
+// Sessions are not ended: in ModeIdle, another process's sweep ends them
+// once idle. The store is not closed.
 func (p *MemoryProvider) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() {
+		if p.stopSweep != nil {
+			close(p.stopSweep)
+			<-p.sweepDone
+		}
+	})
 	p.mu.Lock()
 	p.live.each(func(_ string, ls *liveSession) {
 		if ls.timer != nil {

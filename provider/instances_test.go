@@ -1,0 +1,261 @@
+package provider_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/stack"
+	"github.com/agentmemory/agentmemory/keeper"
+	"github.com/agentmemory/agentmemory/lease"
+	"github.com/agentmemory/agentmemory/provider"
+	"github.com/agentmemory/agentmemory/reflection"
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
+)
+
+// Several app instances on one store: each test opens a provider per
+// instance, each on its own handle of one SQLite file (as separate
+// processes would), and checks that the background work of one is not
+// lost, cut short or done twice because of another.
+
+// instance opens one more instance on the file at path.
+func instance(t *testing.T, path string, mut func(*provider.Config)) *offlineStack {
+	t.Helper()
+	s := openOffline(t, path, mut)
+	t.Cleanup(func() { _ = s.mem.Close(context.Background()) })
+	return s
+}
+
+// idleInstances is the configuration of the ModeIdle instances below.
+func idleInstances(idle time.Duration) func(*provider.Config) {
+	return func(c *provider.Config) {
+		c.Mode = provider.ModeIdle
+		c.IdleTimeout = idle
+		c.SweepInterval = 50 * time.Millisecond
+		c.ClaimTTL = 2 * time.Second
+		c.ReflectionConfig.LeaseTTL = 2 * time.Second
+	}
+}
+
+// A user's conversation moves between instances (a load balancer): the
+// idle timer of the instance that served its first run does not end the
+// session while runs keep arriving through another; the session ends once,
+// idle, and every turn is in it, each in exactly one interaction.
+func TestIdleSessionKeptAliveThroughAnotherInstance(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	const idle = time.Second
+	a := instance(t, path, idleInstances(idle))
+	b := instance(t, path, idleInstances(idle))
+	sessA, err := agent.NewSession("s1", "u1")
+	require.NoError(t, err)
+	sessB, err := agent.NewSession("s1", "u1")
+	require.NoError(t, err)
+
+	say(t, a, sessA, 1, 1)
+	// Runs through b every 200 ms, until well past a's first timer.
+	for i := 2; i <= 7; i++ {
+		time.Sleep(idle / 5)
+		say(t, b, sessB, i, i)
+	}
+	doc, err := a.st.GetSession(ctx, "u1", "s1")
+	require.NoError(t, err)
+	require.Equal(t, store.SessionActive, doc.Status, "runs kept coming through b: a's timer must not end the session")
+
+	require.Eventually(t, func() bool {
+		doc, err := a.st.GetSession(ctx, "u1", "s1")
+		return err == nil && doc.Status == store.SessionCompleted
+	}, 10*time.Second, 20*time.Millisecond, "the session ends once idle")
+	require.NoError(t, a.mem.Flush(ctx))
+	require.NoError(t, b.mem.Flush(ctx))
+	sessions, err := a.st.ListSessions(ctx, "u1", store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, sessions, 1, "one memory session: no run went to a next one")
+	assertEachTurnOnce(t, a.st, "u1", "s1", 7)
+	ended := strings.Count(a.logs.String(), "memory: session ended") + strings.Count(b.logs.String(), "memory: session ended")
+	assert.Equal(t, 1, ended, "ended by one instance")
+}
+
+// The instance holding a ModeIdle session's timer dies (Close: its timers
+// stop, the session stays open): another instance ends the session once
+// it has been idle, and reflects on it; with two instances sweeping, one
+// does it, and no insight is stored twice.
+func TestIdleSessionOfADeadInstanceIsEndedByAnother(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	const idle = 300 * time.Millisecond
+	a := instance(t, path, idleInstances(idle))
+	sess, err := a.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, a, sess, 1, 3)
+	require.NoError(t, a.mem.Close(ctx)) // dies with the timer pending
+
+	b := instance(t, path, idleInstances(idle))
+	c := instance(t, path, idleInstances(idle))
+	require.Eventually(t, func() bool {
+		doc, err := b.st.GetSession(ctx, "u1", sess.ID())
+		return err == nil && doc.Status == store.SessionCompleted && doc.ReflectionStatus != store.ReflectionPending
+	}, 10*time.Second, 20*time.Millisecond, "another instance ends the idle session and reflects on it")
+	require.Eventually(t, func() bool { return len(markers(t, b.st)) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"no work left outstanding")
+	require.NoError(t, b.mem.Flush(ctx))
+	require.NoError(t, c.mem.Flush(ctx))
+	ended := strings.Count(b.logs.String(), "memory: session ended") + strings.Count(c.logs.String(), "memory: session ended")
+	assert.Equal(t, 1, ended, "ended by one instance")
+	assertEachTurnOnce(t, b.st, "u1", sess.ID(), 3)
+	assertInsightsOnce(t, b.st, "u1")
+}
+
+// assertInsightsOnce checks that no insight text of the user is stored
+// twice.
+func assertInsightsOnce(t *testing.T, st store.Store, user string) {
+	t.Helper()
+	ins, err := st.ListInsights(context.Background(), user, store.InsightFilter{IncludeSuperseded: true})
+	require.NoError(t, err)
+	seen := map[string]string{}
+	for _, in := range ins {
+		require.Empty(t, seen[in.ContentHash], "insight %q stored twice (%s and %s)", in.InsightText, seen[in.ContentHash], in.ID)
+		seen[in.ContentHash] = in.ID
+	}
+}
+
+// markers returns the markers of outstanding session work on st.
+func markers(t *testing.T, st store.Store) []*store.Session {
+	t.Helper()
+	docs, err := st.ListSessions(context.Background(), provider.SweepUserID, store.SessionFilter{})
+	require.NoError(t, err)
+	return docs
+}
+
+// instanceChildEnv turns the test binary into the child of
+// TestEndedSessionOfAKilledInstanceIsReflectedByAnother: "path|session".
+const instanceChildEnv = "AGENTMEMORY_PROVIDER_INSTANCE_CHILD"
+
+// instanceChild records three turns of one session on the file, ends the
+// session (its reflection queued), prints "ended" and waits to be killed.
+func instanceChild(spec string) {
+	path, session, _ := strings.Cut(spec, "|")
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 384})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(3)
+	}
+	m, err := stack.ModelsFromEnv(nil, true)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(3)
+	}
+	mem, err := provider.New(st, provider.Config{Chat: m.Chat, Embedder: m.Embedder, KeeperConfig: keeper.Config{K: 3},
+		ClaimTTL: 300 * time.Millisecond, ReflectionConfig: childReflection(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		os.Exit(3)
+	}
+	sess, err := agent.NewSession(session, "u1")
+	if err != nil {
+		os.Exit(3)
+	}
+	for i, q := range questions[:3] {
+		msg := agent.UserText(q)
+		msg.ID = fmt.Sprintf("%s-t%d", session, i+1)
+		if err := mem.Record(ctx, sess, msg); err != nil {
+			fmt.Fprintln(os.Stderr, "child: record:", err)
+			os.Exit(3)
+		}
+	}
+	if _, err := mem.EndSession(ctx, sess); err != nil {
+		fmt.Fprintln(os.Stderr, "child: end:", err)
+		os.Exit(3)
+	}
+	fmt.Println("ended")
+	select {} // the reflection waits for the user's lease, which the test holds
+}
+
+func childReflection() (c reflection.Config) {
+	c.LeaseTTL = 2 * time.Second
+	return c
+}
+
+// An instance ends a session and is killed (SIGKILL) before the session's
+// reflection ran: another instance on the store reflects on it, once.
+func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 384})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	// The test holds the user's lease, so that the child's reflection
+	// waits for it until the child is killed.
+	release, err := lease.Acquire(ctx, st, "u1", "the-test", lease.Config{TTL: time.Minute})
+	require.NoError(t, err)
+
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), instanceChildEnv+"="+path+"|s-killed")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	require.True(t, sc.Scan(), "the child ends its session (stderr: %s)", stderr.String())
+	require.Equal(t, "ended", sc.Text())
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.NotContains(t, stderr.String(), "child:", "the child failed on its own")
+
+	doc, err := st.GetSession(ctx, "u1", "s-killed")
+	require.NoError(t, err)
+	require.Equal(t, store.SessionCompleted, doc.Status)
+	require.Equal(t, store.ReflectionPending, doc.ReflectionStatus, "killed before its reflection ran")
+	release()
+
+	b := instance(t, path, func(c *provider.Config) {
+		c.SweepInterval = 50 * time.Millisecond
+		c.ClaimTTL = 2 * time.Second
+		c.ReflectionConfig.LeaseTTL = 2 * time.Second
+	})
+	require.Eventually(t, func() bool {
+		doc, err := b.st.GetSession(ctx, "u1", "s-killed")
+		return err == nil && doc.ReflectionStatus != store.ReflectionPending
+	}, 10*time.Second, 20*time.Millisecond, "another instance reflects on the session")
+	require.Eventually(t, func() bool { return len(markers(t, b.st)) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"no work left outstanding")
+	assertEachTurnOnce(t, b.st, "u1", "s-killed", 3)
+	assertInsightsOnce(t, b.st, "u1")
+}
+
+// A marker names its user and session: ForgetSession and ForgetUser
+// remove it with the rest.
+func TestForgetRemovesSessionMarkers(t *testing.T) {
+	ctx := context.Background()
+	s := instance(t, filepath.Join(t.TempDir(), "m.db"), idleInstances(time.Hour))
+	one, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	two, err := s.a.NewUserSession("u1")
+	require.NoError(t, err)
+	say(t, s, one, 1, 1)
+	say(t, s, two, 2, 2)
+	require.Len(t, markers(t, s.st), 2, "an open idle session has a marker")
+
+	_, err = s.mem.ForgetSession(ctx, "u1", one.ID())
+	require.NoError(t, err)
+	require.Len(t, markers(t, s.st), 1, "ForgetSession removes the session's marker")
+	_, err = s.mem.ForgetUser(ctx, "u1")
+	require.NoError(t, err)
+	require.Empty(t, markers(t, s.st), "ForgetUser removes the user's markers")
+}
