@@ -215,6 +215,7 @@ func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
 	require.True(t, sc.Scan(), "the child ends its session (stderr: %s)", stderr.String())
 	require.Equal(t, "ended", sc.Text())
 	require.NoError(t, cmd.Process.Kill())
+	killed := time.Now()
 	_ = cmd.Wait()
 	require.NotContains(t, stderr.String(), "child:", "the child failed on its own")
 
@@ -233,6 +234,8 @@ func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
 		doc, err := b.st.GetSession(ctx, "u1", "s-killed")
 		return err == nil && doc.ReflectionStatus != store.ReflectionPending
 	}, 10*time.Second, 20*time.Millisecond, "another instance reflects on the session")
+	t.Logf("reflected by another instance %v after the kill (the child's claim lasted 300 ms, the sweep runs every 50 ms)",
+		time.Since(killed).Round(time.Millisecond))
 	require.Eventually(t, func() bool { return len(markers(t, b.st)) == 0 }, 5*time.Second, 20*time.Millisecond,
 		"no work left outstanding")
 	assertEachTurnOnce(t, b.st, "u1", "s-killed", 3)

@@ -275,15 +275,19 @@ func (p *MemoryProvider) dropSession(userID, id string) {
 // settle is the follow-up of a session's end: the summaries of the
 // user's sessions that ended while the model was failing, then, with
 // ReflectOnEnd, reflection of the user's pending sessions (this one
-// included). When both succeeded the session's marker goes; otherwise
+// included), batch after batch. When both succeeded the session's marker goes; otherwise
 // the retries, then the sweeps once the claim has expired, do it again.
 func (p *MemoryProvider) settle(ctx context.Context, userID, id string) error {
 	n, err := p.keeper.RetrySummaries(ctx, userID)
 	if n > 0 {
 		p.log.InfoContext(ctx, "memory: session summaries completed", "user", userID, "sessions", n)
 	}
-	if p.cfg.Reflection == ReflectOnEnd {
-		err = errors.Join(err, p.reflect(ctx, userID))
+	// Every batch here, not queued: the marker stays until the user has
+	// no session left to reflect on.
+	for more := p.cfg.Reflection == ReflectOnEnd; more; {
+		var rerr error
+		more, rerr = p.reflectBatch(ctx, userID)
+		err = errors.Join(err, rerr)
 	}
 	if err != nil {
 		return err
