@@ -149,7 +149,8 @@ func (p *MemoryProvider) unmarkUser(ctx context.Context, userID string) error {
 
 // claim takes the marker of a session for this provider until ClaimTTL
 // from now, making one when it has none. It reports false, without an
-// error, when another provider holds an unexpired claim or wrote the
+// error, when a provider — this one included: its own work on the
+// session is under way — holds an unexpired claim, or another wrote the
 // marker first.
 func (p *MemoryProvider) claim(ctx context.Context, userID, id string) (m marker, etag string, ok bool, err error) {
 	doc, err := p.store.GetSession(ctx, SweepUserID, markerID(userID, id))
@@ -165,7 +166,7 @@ func (p *MemoryProvider) claim(ctx context.Context, userID, id string) (m marker
 		etag = doc.ETag
 	}
 	now := p.cfg.Now()
-	if m.Holder != "" && m.Holder != p.owner && now.Before(m.Until) {
+	if m.Holder != "" && now.Before(m.Until) {
 		return m, "", false, nil
 	}
 	m.Holder, m.Until = p.owner, now.Add(p.cfg.ClaimTTL)
@@ -203,7 +204,9 @@ func (p *MemoryProvider) tend(ctx context.Context, userID, id string) error {
 		return err
 	}
 	if !ok {
-		p.dropSession(userID, id)
+		if m.Holder != p.owner {
+			p.dropSession(userID, id)
+		}
 		return nil
 	}
 	doc, err := p.store.GetSession(ctx, userID, id)
