@@ -233,7 +233,14 @@ type liveSession struct {
 	ks    *keeper.Session
 	tool  agent.Tool  // retrieve_user_facts, bound to the session's user
 	timer *time.Timer // ModeIdle
+	used  time.Time   // when open last returned it; guarded by p.mu
 }
+
+// recheckAfter is how long a live session may go unused here before open
+// reads its status in the store again: another process on the store may
+// have ended it meanwhile, and a turn added to it then would not be
+// pruned.
+const recheckAfter = time.Second
 
 var (
 	_ agent.ContextProvider  = (*MemoryProvider)(nil)
@@ -379,11 +386,19 @@ func liveKey(userID, id string) string { return userID + "\x00" + id }
 // pruned in the background.
 func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSession, error) {
 	key := liveKey(userID, id)
+	now := p.cfg.Now()
 	p.mu.Lock()
 	ls, _ := p.live.get(key)
-	p.mu.Unlock()
+	var idle time.Duration
 	if ls != nil {
+		idle, ls.used = now.Sub(ls.used), now
+	}
+	p.mu.Unlock()
+	if ls != nil && (idle < recheckAfter || ls.ks.Completed() || !p.endedElsewhere(ctx, userID, id)) {
 		return ls, nil
+	}
+	if ls != nil { // ended by another process: opened anew, it is ErrSessionCompleted
+		p.dropSession(userID, id)
 	}
 	ks, err := p.keeper.Open(ctx, userID, id)
 	if err != nil {
@@ -394,7 +409,7 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	if ls, ok := p.live.get(key); ok { // opened concurrently
 		return ls, nil
 	}
-	ls = &liveSession{ks: ks}
+	ls = &liveSession{ks: ks, used: now}
 	if p.cfg.Retrieval.tool() {
 		ls.tool = p.retriever.Tool(userID)
 	}
@@ -404,6 +419,13 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 		p.schedulePrune(ctx, ks)
 	}
 	return ls, nil
+}
+
+// endedElsewhere reports whether the store shows session id completed; a
+// failed read reports false (the live copy is used as it is).
+func (p *MemoryProvider) endedElsewhere(ctx context.Context, userID, id string) bool {
+	doc, err := p.store.GetSession(ctx, userID, id)
+	return err == nil && doc.Status == store.SessionCompleted
 }
 
 // StartSession begins (or resumes) the memory session of sess and loads
@@ -456,13 +478,26 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	// Sessions of the user that ended while the model was failing get
 	// their summary now, if the model is back (this one included), and
 	// the user's pending sessions their reflection.
-	p.queue.offer(job{
-		vals: carrying(ctx),
-		key:  "settle\x00" + userID + "\x00" + id,
-		what: "follow-up of session " + id,
-		run:  func(ctx context.Context) error { return p.settle(ctx, userID, id) },
-	})
+	p.scheduleSettle(ctx, userID, id)
 	return res, nil
+}
+
+// EndSessionIfIdle ends the memory session of sess as EndSession does, but
+// only when the store shows no activity in it — a turn or a write, from
+// any process on the store — for idle; otherwise it ends nothing and
+// returns how long until the session may be idle, to ask again then. It
+// is for an application that ends sessions on an idle timer of its own
+// (ModeManual) while several instances serve them: one instance's timer
+// does not see the runs another served. Instances asking at once end the
+// session once (the others wait for the one ending it). A session that
+// has ended already is keeper.ErrSessionCompleted, one that does not
+// exist store.ErrNotFound.
+func (p *MemoryProvider) EndSessionIfIdle(ctx context.Context, sess *agent.Session, idle time.Duration) (*keeper.EndResult, time.Duration, error) {
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p.endIdle(ctx, userID, p.sessionID(sess), idle)
 }
 
 // sessionID is the memory session id of an agent session: its id, or the

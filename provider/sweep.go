@@ -191,51 +191,62 @@ func (p *MemoryProvider) scheduleTend(ctx context.Context, userID, id string) {
 	})
 }
 
-// tend does what is outstanding for a session, under its claim: an idle
-// session is ended once it has been idle for Config.IdleTimeout, by the
-// last activity the store holds, whichever process served it (a session
-// still in use is left, its marker pushed back); a session whose end was
-// asked for is ended; an ended one gets its follow-up work. When another
-// provider holds the session, or it has ended, this provider lets go of
-// its live copy, so that its next run reads the store.
+// tend does what is outstanding for a session (endIdle, with
+// Config.IdleTimeout).
 func (p *MemoryProvider) tend(ctx context.Context, userID, id string) error {
+	_, _, err := p.endIdle(ctx, userID, id, p.cfg.IdleTimeout)
+	return err
+}
+
+// endIdle does what is outstanding for a session, under its claim: an
+// active session is ended once it has been idle for idle, by the last
+// activity the store holds, whichever process served it, or at once when
+// its end was asked for; an ended one gets its follow-up work queued. A
+// session still in use is left, its marker pushed back, and wait is how
+// long until it may be idle; so it is when another claim holds the
+// session (wait: until that claim expires). When another provider holds
+// the session, or it has ended, this provider lets go of its live copy,
+// so that its next run reads the store. A forgotten session is
+// store.ErrNotFound, an ended one keeper.ErrSessionCompleted.
+func (p *MemoryProvider) endIdle(ctx context.Context, userID, id string, idle time.Duration) (res *keeper.EndResult, wait time.Duration, err error) {
 	m, etag, ok, err := p.claim(ctx, userID, id)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	if !ok {
 		if m.Holder != p.owner {
 			p.dropSession(userID, id)
 		}
-		return nil
+		return nil, max(m.Until.Sub(p.cfg.Now()), recheckAfter), nil
 	}
 	doc, err := p.store.GetSession(ctx, userID, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound): // forgotten
 		p.dropSession(userID, id)
 		p.unmark(ctx, userID, id)
-		return nil
+		return nil, 0, fmt.Errorf("provider: session %s: %w", id, err)
 	case err != nil:
-		return fmt.Errorf("provider: read session %s: %w", id, err)
+		return nil, 0, fmt.Errorf("provider: read session %s: %w", id, err)
 	}
 	if doc.Status == store.SessionActive {
 		if !m.Ending {
 			last, err := p.lastActivity(ctx, userID, doc)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			if due := last.Add(p.cfg.IdleTimeout); p.cfg.Now().Before(due) {
+			if due := last.Add(idle); p.cfg.Now().Before(due) {
 				p.pushBack(ctx, m, etag, userID, id, due)
-				return nil
+				return nil, due.Sub(p.cfg.Now()), nil
 			}
 		}
-		_, err := p.end(ctx, userID, id)
+		res, err := p.end(ctx, userID, id) // on success, end queues the follow-up
 		if err == nil || !errors.Is(err, keeper.ErrSessionCompleted) {
-			return err // on success, end queued the follow-up
+			return res, 0, err
 		}
 	}
 	p.dropSession(userID, id)
-	return p.settle(ctx, userID, id)
+	p.scheduleSettle(ctx, userID, id)
+	return nil, 0, fmt.Errorf("provider: session %s: %w", id, keeper.ErrSessionCompleted)
 }
 
 // lastActivity is when the session was last used, by what the store holds:
@@ -273,6 +284,16 @@ func (p *MemoryProvider) pushBack(ctx context.Context, m marker, etag, userID, i
 // dropSession lets go of the live copy of a session, if any.
 func (p *MemoryProvider) dropSession(userID, id string) {
 	p.dropLive(userID, func(ls *liveSession) bool { return ls.ks.ID() == id })
+}
+
+// scheduleSettle queues the follow-up of a session's end (settle).
+func (p *MemoryProvider) scheduleSettle(ctx context.Context, userID, id string) {
+	p.queue.offer(job{
+		vals: carrying(ctx),
+		key:  "settle\x00" + userID + "\x00" + id,
+		what: "follow-up of session " + id,
+		run:  func(ctx context.Context) error { return p.settle(ctx, userID, id) },
+	})
 }
 
 // settle is the follow-up of a session's end: the summaries of the
