@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/longtest"
 	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/lease"
@@ -153,13 +156,17 @@ func markers(t *testing.T, st store.Store) []*store.Session {
 }
 
 // instanceChildEnv turns the test binary into the child of
-// TestEndedSessionOfAKilledInstanceIsReflectedByAnother: "path|session".
+// TestEndedSessionOfAKilledInstanceIsReflectedByAnother and
+// TestKilledInstanceTrials: "path|session|hold" or "path|session|run".
 const instanceChildEnv = "AGENTMEMORY_PROVIDER_INSTANCE_CHILD"
 
-// instanceChild records three turns of one session on the file, ends the
-// session (its reflection queued), prints "ended" and waits to be killed.
+// instanceChild records three turns of one session on the file, prints
+// "end", ends the session (its reflection queued) and prints "ended";
+// then, with hold, it waits to be killed, and otherwise waits for its
+// background work, prints "flushed" and exits.
 func instanceChild(spec string) {
-	path, session, _ := strings.Cut(spec, "|")
+	parts := strings.Split(spec, "|")
+	path, session, hold := parts[0], parts[1], parts[2] == "hold"
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 384})
 	if err != nil {
@@ -190,12 +197,20 @@ func instanceChild(spec string) {
 			os.Exit(3)
 		}
 	}
+	fmt.Println("end")
 	if _, err := mem.EndSession(ctx, sess); err != nil {
 		fmt.Fprintln(os.Stderr, "child: end:", err)
 		os.Exit(3)
 	}
 	fmt.Println("ended")
-	select {} // the reflection waits for the user's lease, which the test holds
+	if hold {
+		select {} // the reflection waits for the user's lease, which the test holds
+	}
+	if err := mem.Flush(ctx); err != nil {
+		os.Exit(3)
+	}
+	fmt.Println("flushed")
+	os.Exit(0)
 }
 
 func childReflection() (c reflection.Config) {
@@ -217,15 +232,16 @@ func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
 	require.NoError(t, err)
 
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), instanceChildEnv+"="+path+"|s-killed")
+	cmd.Env = append(os.Environ(), instanceChildEnv+"="+path+"|s-killed|hold")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	sc := bufio.NewScanner(stdout)
-	require.True(t, sc.Scan(), "the child ends its session (stderr: %s)", stderr.String())
-	require.Equal(t, "ended", sc.Text())
+	for sc.Scan() && sc.Text() != "ended" {
+	}
+	require.Equal(t, "ended", sc.Text(), "the child ends its session (stderr: %s)", stderr.String())
 	require.NoError(t, cmd.Process.Kill())
 	killed := time.Now()
 	_ = cmd.Wait()
@@ -328,4 +344,71 @@ func TestPerRunSessionsOfADeadInstanceAreEndedByAnother(t *testing.T) {
 		assertEachTurnOnce(t, b.st, "u1", d.ID, 1)
 	}
 	assertInsightsOnce(t, b.st, "u1")
+}
+
+// TestKilledInstanceTrials kills (SIGKILL) an instance at a random point
+// of a session's end and its follow-up — writing the session's marker,
+// ending, summarising, reflecting — while another instance sweeps. In
+// every trial the session is ended, summarised and reflected on once, by
+// one or the other, and no work is left outstanding; unless the kill came
+// before the end began (no marker yet), when the session is still open,
+// as it would be with one process, and ends when asked. 4 trials by
+// default; 40 with AGENTMEMORY_LONG_TESTS set.
+func TestKilledInstanceTrials(t *testing.T) {
+	ctx := context.Background()
+	trials := longtest.Pick(t, 4, 40)
+	path := filepath.Join(t.TempDir(), "m.db")
+	b := instance(t, path, func(c *provider.Config) {
+		c.SweepInterval = 50 * time.Millisecond
+		c.ClaimTTL = 2 * time.Second
+		c.ReflectionConfig.LeaseTTL = 2 * time.Second
+	})
+	rng := rand.New(rand.NewPCG(3, 4))
+	var open, takenOver, finished int
+	for trial := range trials {
+		session := fmt.Sprintf("trial-%d", trial)
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), instanceChildEnv+"="+path+"|"+session+"|run")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() && sc.Text() != "end" {
+		}
+		time.Sleep(time.Duration(rng.IntN(30_000)) * time.Microsecond)
+		_ = cmd.Process.Kill()
+		phase := ""
+		for sc.Scan() {
+			phase = sc.Text()
+		}
+		_ = cmd.Wait()
+		require.NotContains(t, stderr.String(), "child:", "the child failed on its own")
+
+		doc, err := b.st.GetSession(ctx, "u1", session)
+		require.NoError(t, err)
+		if doc.Status == store.SessionActive && !slices.ContainsFunc(markers(t, b.st), func(d *store.Session) bool {
+			return strings.Contains(d.State.CumulativeSummary, `"session":"`+session+`"`)
+		}) {
+			open++ // killed before its end began
+			s, err := agent.NewSession(session, "u1")
+			require.NoError(t, err)
+			_, err = b.mem.EndSession(ctx, s)
+			require.NoError(t, err)
+		} else if phase == "flushed" {
+			finished++
+		} else {
+			takenOver++
+		}
+		require.Eventually(t, func() bool {
+			doc, err := b.st.GetSession(ctx, "u1", session)
+			return err == nil && doc.Status == store.SessionCompleted && doc.ReflectionStatus != store.ReflectionPending && !doc.SummaryPending
+		}, 15*time.Second, 20*time.Millisecond, "%s: ended, summarised and reflected on", session)
+		require.Eventually(t, func() bool { return len(markers(t, b.st)) == 0 }, 10*time.Second, 20*time.Millisecond,
+			"%s: no work left outstanding", session)
+		assertEachTurnOnce(t, b.st, "u1", session, 3)
+		assertInsightsOnce(t, b.st, "u1")
+	}
+	t.Logf("%d trials: killed before the end began %d, taken over %d, finished by the child %d", trials, open, takenOver, finished)
 }
