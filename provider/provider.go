@@ -405,8 +405,8 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 		return nil, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if ls, ok := p.live.get(key); ok { // opened concurrently
+		p.mu.Unlock()
 		return ls, nil
 	}
 	ls = &liveSession{ks: ks, used: now}
@@ -414,10 +414,11 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 		ls.tool = p.retriever.Tool(userID)
 	}
 	p.live.put(key, ls)
-	p.markOpen(ctx, userID, id)
 	if ks.NeedsPrune() {
 		p.schedulePrune(ctx, ks)
 	}
+	p.mu.Unlock()
+	p.markOpen(ctx, userID, id)
 	return ls, nil
 }
 
