@@ -70,7 +70,11 @@
 // writing into a session that no longer exists (and the other way
 // round; TestAScopeDeletedThroughTheMemoryStoreAPIStaysForgottenAtTheGateway).
 // That provider leaves sessions open until told (provider.ModeManual),
-// so the gateway ends its own when they idle. It searches with a
+// so the gateway ends its own when they idle: when a timer fires, only
+// once the store shows the session idle (provider's EndSessionIfIdle),
+// so that behind several replicas one replica's timer does not end a
+// session another is serving, and one replica ends it
+// (TestTwoReplicasAgreeOnTheSessionAndItsIdleEnd). It searches with a
 // retrieval.Retriever of its own on the store's models, for its rewrite
 // mode and the per-request memory_config. The memory store's TTL
 // (default_ttl_seconds) applies at this door too.

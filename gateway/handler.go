@@ -14,6 +14,7 @@ import (
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
+	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/tokens"
 )
 
@@ -61,14 +62,24 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// endSession ends the memory session an agent session is in, once it has
-// been idle (pruning, summary and reflection follow in the background).
-func (h *Handler) endSession(sess *agent.Session) {
+// endSession ends the memory session an agent session is in (pruning,
+// summary and reflection follow in the background): with ifIdle, only
+// once the store shows it idle for Config.IdleTimeout, whichever replica
+// served it, and otherwise it returns how long until it may be.
+func (h *Handler) endSession(sess *agent.Session, ifIdle bool) time.Duration {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.UpstreamTimeout)
 	defer cancel()
-	if _, err := h.p.EndSession(ctx, sess); err != nil && !errors.Is(err, keeper.ErrSessionCompleted) {
+	var wait time.Duration
+	var err error
+	if ifIdle {
+		_, wait, err = h.p.EndSessionIfIdle(ctx, sess, h.cfg.IdleTimeout)
+	} else {
+		_, err = h.p.EndSession(ctx, sess)
+	}
+	if err != nil && !errors.Is(err, keeper.ErrSessionCompleted) && !errors.Is(err, store.ErrNotFound) {
 		h.log.WarnContext(ctx, "gateway: ending an idle session failed; it ends at its next idle time", "session", sess.ID(), "err", err)
 	}
+	return wait
 }
 
 // routes builds the mux. The two doors share everything but their

@@ -45,12 +45,19 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // newRig starts a rig; tune changes the gateway's configuration.
 func newRig(t testing.TB, tune func(*gateway.Config), opts ...fakeopenai.Option) *rig {
 	t.Helper()
+	return newRigOn(t, filepath.Join(t.TempDir(), "memory.db"), tune, opts...)
+}
+
+// newRigOn starts a rig on the SQLite file at path: several rigs on one
+// file are replicas of one deployment.
+func newRigOn(t testing.TB, path string, tune func(*gateway.Config), opts ...fakeopenai.Option) *rig {
+	t.Helper()
 	ctx := context.Background()
 	chat, err := offline.New(offline.Config{})
 	require.NoError(t, err)
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})
+	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})
 	require.NoError(t, err)
 	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Chat: chat, Mini: chat, Embedder: emb, Logger: quiet(), RateLimit: -1})
 	require.NoError(t, err)

@@ -19,9 +19,14 @@ const defaultSession = "gateway"
 // memory session at the agent session's next request). Beyond max the
 // least recently used is ended and let go: a later request with its id
 // begins anew.
+//
+// A timer here sees only this process's requests: when it fires, end
+// (ifIdle true) ends the session only if the store shows it idle, and
+// otherwise returns how long until it may be, for the timer to fire
+// again then; requests another replica served keep it open.
 type sessions struct {
 	idle time.Duration
-	end  func(*agent.Session)
+	end  func(sess *agent.Session, ifIdle bool) (wait time.Duration)
 	max  int
 
 	mu     sync.Mutex
@@ -39,7 +44,7 @@ type sessionEntry struct {
 	timer *time.Timer
 }
 
-func newSessions(max int, idle time.Duration, end func(*agent.Session)) *sessions {
+func newSessions(max int, idle time.Duration, end func(*agent.Session, bool) time.Duration) *sessions {
 	return &sessions{max: max, idle: idle, end: end, order: list.New(), byKey: map[string]*list.Element{}, noted: map[string]bool{}}
 }
 
@@ -70,7 +75,7 @@ func (s *sessions) get(userID, id string) (*agent.Session, error) {
 	for s.order.Len() > s.max {
 		last := s.order.Back().Value.(*sessionEntry)
 		s.remove(last)
-		s.endLocked(last)
+		s.endLocked(last, false)
 	}
 	return sess, nil
 }
@@ -115,18 +120,28 @@ func (s *sessions) idled(se *sessionEntry) {
 	}
 	// Kept, not removed: the agent session's next request goes on in it
 	// (its next memory session).
-	s.endLocked(se)
+	s.endLocked(se, true)
 }
 
-// endLocked runs end for se in the background; s.mu is held.
-func (s *sessions) endLocked(se *sessionEntry) {
+// endLocked runs end for se in the background; s.mu is held. When end
+// reports the session still in use (another replica served it), se's
+// timer fires again once it may be idle, unless se was let go meanwhile.
+func (s *sessions) endLocked(se *sessionEntry, ifIdle bool) {
 	if s.closed {
 		return
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.end(se.sess)
+		wait := s.end(se.sess, ifIdle)
+		if wait <= 0 {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if e, ok := s.byKey[se.key]; ok && e.Value.(*sessionEntry) == se && !s.closed {
+			se.timer.Reset(wait)
+		}
 	}()
 }
 

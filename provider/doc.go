@@ -34,6 +34,20 @@
 // and profile updates follow when Config.ReconcileEvery and
 // Config.ProfileEvery say so.
 //
+// # Several instances on one store
+//
+// Any number of processes may share a store, each with its own provider,
+// and a conversation may move between them. A memory session with work
+// outstanding (an idle or per-run session not yet ended, an end and its
+// follow-up: summaries, reflection) has a marker in the store (partition
+// SweepUserID); every provider sweeps the due markers (Config.SweepInterval)
+// and claims each with an expiry (Config.ClaimTTL) before doing its work,
+// so what a process that died left is done by another, once
+// (TestEndedSessionOfAKilledInstanceIsReflectedByAnother,
+// TestIdleSessionOfADeadInstanceIsEndedByAnother). An idle end waits for
+// the store to show the session idle, whichever process served its runs
+// (TestIdleSessionKeptAliveThroughAnotherInstance).
+//
 // # Forgetting
 //
 // ExportUser writes everything kept about a user; ForgetInsight,

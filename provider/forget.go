@@ -144,7 +144,11 @@ func (p *MemoryProvider) ForgetSession(ctx context.Context, userID, sessionID st
 	}
 	e := p.newEraser(userID, ReasonForgetSession)
 	e.sessions[sessionID] = true
-	return e.run(ctx)
+	rc, err := e.run(ctx)
+	if rc != nil {
+		p.unmark(ctx, userID, sessionID) // it names the session
+	}
+	return rc, err
 }
 
 // ForgetInteraction forgets one interaction (a stored chunk of a
@@ -540,6 +544,12 @@ func (p *MemoryProvider) ForgetUser(ctx context.Context, userID string) (*Receip
 	// its release then finds nothing to clear.
 	_, err := p.reflector.Forget(ctx, userID, func(ctx context.Context) (bool, error) {
 		if err := e.countAll(ctx); err != nil {
+			return false, err
+		}
+		// The markers of the user's sessions with work outstanding
+		// (another partition) name the user: they go first, scrubbed
+		// with the rest.
+		if err := p.unmarkUser(ctx, userID); err != nil {
 			return false, err
 		}
 		return false, p.store.DeleteUser(ctx, userID)

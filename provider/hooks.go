@@ -72,8 +72,12 @@ func (p *MemoryProvider) Invoking(ctx context.Context, ic *agent.InvokingContext
 // current returns the memory session of sess, opened. An agent session
 // outlives its memory sessions in ModeIdle, and for a run (run true) in
 // every mode: when the one it was in has ended (idle, or by EndSession),
-// the next begins, named like a ModePerRun run's and kept in the agent
-// session's state, so that no run's turn is dropped.
+// the next begins, kept in the agent session's state, so that no run's
+// turn is dropped. The next is named after the one that ended
+// (nextSessionID), so that every process holding the agent session —
+// several instances on one store, each with its own copy of it — goes on
+// in the same one: one that has not seen the last ends walks the chain
+// in the store, one read per ended session.
 func (p *MemoryProvider) current(ctx context.Context, sess *agent.Session, userID string, run bool) (string, *liveSession, error) {
 	next := run || p.cfg.Mode == ModeIdle
 	id := p.sessionID(sess)
@@ -81,8 +85,11 @@ func (p *MemoryProvider) current(ctx context.Context, sess *agent.Session, userI
 	if err == nil && next && ls.ks.Completed() {
 		err = keeper.ErrSessionCompleted
 	}
-	if errors.Is(err, keeper.ErrSessionCompleted) && next {
-		id = runSessionID(sess.ID())
+	for steps := 0; errors.Is(err, keeper.ErrSessionCompleted) && next; steps++ {
+		if steps == maxSessionChain {
+			return "", nil, fmt.Errorf("provider: agent session %s: more than %d ended memory sessions after %s", sess.ID(), maxSessionChain, p.sessionID(sess))
+		}
+		id = nextSessionID(sess.ID(), id)
 		if err := sess.SetState(stateRunSession, id); err != nil {
 			return "", nil, err
 		}
@@ -94,11 +101,25 @@ func (p *MemoryProvider) current(ctx context.Context, sess *agent.Session, userI
 	return id, ls, nil
 }
 
+// maxSessionChain bounds the ended memory sessions current walks past.
+const maxSessionChain = 10000
+
 // runSessionID names the memory session of one run of a ModePerRun agent
-// session: the agent session's id and a random suffix, the id hashed when
-// it is too long to take one and stay a valid id.
-func runSessionID(base string) string {
-	suffix := "-" + agent.NewID()[:12]
+// session: the agent session's id and a random suffix.
+func runSessionID(base string) string { return suffixed(base, agent.NewID()[:12]) }
+
+// nextSessionID names the memory session of agent session base that
+// follows the ended one prev: base and a suffix derived from prev, the
+// same in every process.
+func nextSessionID(base, prev string) string {
+	sum := sha256.Sum256([]byte(prev))
+	return suffixed(base, hex.EncodeToString(sum[:6]))
+}
+
+// suffixed is base, "-" and suffix, base hashed when it is too long to
+// take the suffix and stay a valid id.
+func suffixed(base, suffix string) string {
+	suffix = "-" + suffix
 	if len(base)+len(suffix) > store.MaxIDBytes {
 		sum := sha256.Sum256([]byte(base))
 		base = "run-" + hex.EncodeToString(sum[:16])
@@ -209,7 +230,7 @@ func (p *MemoryProvider) touch(userID, id string, ls *liveSession) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ls.timer == nil {
-		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleEnd(context.Background(), userID, id) })
+		ls.timer = time.AfterFunc(p.cfg.IdleTimeout, func() { p.scheduleTend(context.Background(), userID, id) })
 		return
 	}
 	ls.timer.Reset(p.cfg.IdleTimeout)

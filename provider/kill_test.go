@@ -92,6 +92,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(killChildEnv); spec != "" {
 		killChild(spec)
 	}
+	if spec := os.Getenv(instanceChildEnv); spec != "" {
+		instanceChild(spec)
+	}
 	os.Exit(m.Run())
 }
 

@@ -175,6 +175,23 @@ type Config struct {
 	// DefaultReconcileEvery (5); negative means never automatically.
 	ReconcileEvery int
 
+	// SweepInterval is how often the provider looks in the store for
+	// session work that no process is doing — the idle end of a session
+	// whose timer was in a process that died, the end or reflection of a
+	// session whose process died before it ran — and takes it up; it
+	// also looks once when it starts. Several processes on one store each
+	// sweep; one does each piece of work. Zero means DefaultSweepInterval
+	// (a minute); negative never sweeps (the store has one process, or
+	// the application ends and reflects its sessions itself).
+	SweepInterval time.Duration
+	// ClaimTTL is how long a process's claim on a session's outstanding
+	// work lasts: after a crash, another process takes the work up once
+	// the claim has expired. Work still running when its claim expires
+	// may be redone by another process, with the same result (every
+	// piece is idempotent), so it should exceed the longest end and
+	// reflection. Zero means DefaultClaimTTL (5 minutes).
+	ClaimTTL time.Duration
+
 	// MaxLive bounds the sessions held in memory (and the manifests kept);
 	// the least recently used give way. A session that gives way loses
 	// nothing: its state is in the store and the next run resumes it. Zero
@@ -200,6 +217,13 @@ type MemoryProvider struct {
 	// dlog is the store's deletion log; nil when the store keeps none.
 	dlog *erasure.Log
 
+	// owner names this provider on the claims it takes.
+	owner string
+	// stopSweep ends the sweep loop, which closes sweepDone; nil when the
+	// provider does not sweep.
+	stopSweep, sweepDone chan struct{}
+	closeOnce            sync.Once
+
 	mu        sync.Mutex
 	live      *lru[*liveSession]    // by memory session id
 	manifests *lru[keeper.Manifest] // by user and agent session id
@@ -209,7 +233,14 @@ type liveSession struct {
 	ks    *keeper.Session
 	tool  agent.Tool  // retrieve_user_facts, bound to the session's user
 	timer *time.Timer // ModeIdle
+	used  time.Time   // when open last returned it; guarded by p.mu
 }
+
+// recheckAfter is how long a live session may go unused here before open
+// reads its status in the store again: another process on the store may
+// have ended it meanwhile, and a turn added to it then would not be
+// pruned.
+const recheckAfter = time.Second
 
 var (
 	_ agent.ContextProvider  = (*MemoryProvider)(nil)
@@ -240,7 +271,8 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 	if dl, ok := st.(store.DeletionLog); ok {
 		dlog = erasure.New(dl, erasure.Config{Key: cfg.DeletionLogKey, Now: cfg.Now})
 	}
-	return &MemoryProvider{
+	p := &MemoryProvider{
+		owner: "provider-" + agent.NewID(),
 		dlog:  dlog,
 		store: st, keeper: k, retriever: r, reflector: rf, cfg: cfg, log: log,
 		queue: newQueue(cfg.QueueSize, cfg.Workers, cfg.MaxAttempts, cfg.RetryBackoff, log),
@@ -250,7 +282,12 @@ func New(st store.Store, cfg Config) (*MemoryProvider, error) {
 			}
 		}),
 		manifests: newLRU[keeper.Manifest](cfg.MaxLive, nil),
-	}, nil
+	}
+	if cfg.SweepInterval > 0 {
+		p.stopSweep, p.sweepDone = make(chan struct{}), make(chan struct{})
+		go p.sweepLoop(p.stopSweep, p.sweepDone)
+	}
+	return p, nil
 }
 
 // withDefaults returns c with every zero field that has a default set to
@@ -266,6 +303,8 @@ func (c Config) withDefaults() Config {
 	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
 	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
 	c.MaxLive = cmp.Or(c.MaxLive, DefaultMaxLive)
+	c.SweepInterval = cmp.Or(c.SweepInterval, DefaultSweepInterval)
+	c.ClaimTTL = cmp.Or(c.ClaimTTL, DefaultClaimTTL)
 	c.ReconcileEvery = cmp.Or(c.ReconcileEvery, DefaultReconcileEvery)
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Now == nil {
@@ -314,8 +353,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("provider: unknown Config.Reflection %d", c.Reflection)
 	case c.ProfileEvery < 0, c.ExtractEvery < 0:
 		return fmt.Errorf("provider: negative Config.ProfileEvery (%d) or ExtractEvery (%d); zero means never", c.ProfileEvery, c.ExtractEvery)
-	case c.IdleTimeout < 0, c.QueueSize < 0, c.Workers < 0, c.MaxAttempts < 0, c.RetryBackoff < 0, c.MaxLive < 0, c.WriteTimeout < 0:
-		return errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff, MaxLive or WriteTimeout")
+	case c.IdleTimeout < 0, c.QueueSize < 0, c.Workers < 0, c.MaxAttempts < 0, c.RetryBackoff < 0, c.MaxLive < 0, c.WriteTimeout < 0, c.ClaimTTL < 0:
+		return errors.New("provider: negative IdleTimeout, QueueSize, Workers, MaxAttempts, RetryBackoff, MaxLive, WriteTimeout or ClaimTTL")
 	}
 	return nil
 }
@@ -347,22 +386,30 @@ func liveKey(userID, id string) string { return userID + "\x00" + id }
 // pruned in the background.
 func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSession, error) {
 	key := liveKey(userID, id)
+	now := p.cfg.Now()
 	p.mu.Lock()
 	ls, _ := p.live.get(key)
-	p.mu.Unlock()
+	var idle time.Duration
 	if ls != nil {
+		idle, ls.used = now.Sub(ls.used), now
+	}
+	p.mu.Unlock()
+	if ls != nil && (idle < recheckAfter || ls.ks.Completed() || !p.endedElsewhere(ctx, userID, id)) {
 		return ls, nil
+	}
+	if ls != nil { // ended by another process: opened anew, it is ErrSessionCompleted
+		p.dropSession(userID, id)
 	}
 	ks, err := p.keeper.Open(ctx, userID, id)
 	if err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if ls, ok := p.live.get(key); ok { // opened concurrently
+		p.mu.Unlock()
 		return ls, nil
 	}
-	ls = &liveSession{ks: ks}
+	ls = &liveSession{ks: ks, used: now}
 	if p.cfg.Retrieval.tool() {
 		ls.tool = p.retriever.Tool(userID)
 	}
@@ -370,7 +417,16 @@ func (p *MemoryProvider) open(ctx context.Context, userID, id string) (*liveSess
 	if ks.NeedsPrune() {
 		p.schedulePrune(ctx, ks)
 	}
+	p.mu.Unlock()
+	p.markOpen(ctx, userID, id)
 	return ls, nil
+}
+
+// endedElsewhere reports whether the store shows session id completed; a
+// failed read reports false (the live copy is used as it is).
+func (p *MemoryProvider) endedElsewhere(ctx context.Context, userID, id string) bool {
+	doc, err := p.store.GetSession(ctx, userID, id)
+	return err == nil && doc.Status == store.SessionCompleted
 }
 
 // StartSession begins (or resumes) the memory session of sess and loads
@@ -405,6 +461,7 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	if err != nil {
 		return nil, err
 	}
+	p.markEnding(ctx, userID, id)
 	res, err := ls.ks.End(ctx)
 	if err != nil {
 		return res, fmt.Errorf("provider: end session %s: %w", id, err)
@@ -420,23 +477,28 @@ func (p *MemoryProvider) end(ctx context.Context, userID, id string) (*keeper.En
 	p.mu.Unlock()
 	p.log.InfoContext(ctx, "memory: session ended", "user", userID, "session", id, "interactions", len(res.Pruned), "summary_chars", len(res.Session.Summary))
 	// Sessions of the user that ended while the model was failing get
-	// their summary now, if the model is back (this one included).
-	p.queue.offer(job{
-		vals: carrying(ctx),
-		key:  "summaries\x00" + userID,
-		what: "session summaries for user " + userID,
-		run: func(ctx context.Context) error {
-			n, err := p.keeper.RetrySummaries(ctx, userID)
-			if n > 0 {
-				p.log.InfoContext(ctx, "memory: session summaries completed", "user", userID, "sessions", n)
-			}
-			return err
-		},
-	})
-	if p.cfg.Reflection == ReflectOnEnd {
-		p.scheduleReflect(ctx, userID)
-	}
+	// their summary now, if the model is back (this one included), and
+	// the user's pending sessions their reflection.
+	p.scheduleSettle(ctx, userID, id)
 	return res, nil
+}
+
+// EndSessionIfIdle ends the memory session of sess as EndSession does, but
+// only when the store shows no activity in it — a turn or a write, from
+// any process on the store — for idle; otherwise it ends nothing and
+// returns how long until the session may be idle, to ask again then. It
+// is for an application that ends sessions on an idle timer of its own
+// (ModeManual) while several instances serve them: one instance's timer
+// does not see the runs another served. Instances asking at once end the
+// session once (the others wait for the one ending it). A session that
+// has ended already is keeper.ErrSessionCompleted, one that does not
+// exist store.ErrNotFound.
+func (p *MemoryProvider) EndSessionIfIdle(ctx context.Context, sess *agent.Session, idle time.Duration) (*keeper.EndResult, time.Duration, error) {
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p.endIdle(ctx, userID, p.sessionID(sess), idle)
 }
 
 // sessionID is the memory session id of an agent session: its id, or the
@@ -470,10 +532,18 @@ func (p *MemoryProvider) LastManifest(sess *agent.Session) (keeper.Manifest, boo
 // Flush waits until the background work queued so far is done.
 func (p *MemoryProvider) Flush(ctx context.Context) error { return p.queue.flush(ctx) }
 
-// Close stops accepting background work and drains what is queued; when
-// ctx ends first, the remaining work is abandoned (it is redone when the
-// sessions resume). Sessions are not ended. The store is not closed.
+// Close stops sweeping and accepting background work and drains what is
+// queued; when ctx ends first, the remaining work is abandoned (it is
+// redone when the sessions resume, or by another process's sweep).
+// Sessions are not ended: in ModeIdle, another process's sweep ends them
+// once idle. The store is not closed.
 func (p *MemoryProvider) Close(ctx context.Context) error {
+	p.closeOnce.Do(func() {
+		if p.stopSweep != nil {
+			close(p.stopSweep)
+			<-p.sweepDone
+		}
+	})
 	p.mu.Lock()
 	p.live.each(func(_ string, ls *liveSession) {
 		if ls.timer != nil {

@@ -102,6 +102,9 @@ func newFixture(t *testing.T, mut ...func(*provider.Config)) *fixture {
 	pc := provider.Config{
 		UserID: "u1", Chat: chat, Mini: mini, Embedder: emb, RetryBackoff: time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock,
+		// The tests read f.now between calls: no sweep advances the clock
+		// in the background (the sweep has tests of its own).
+		SweepInterval: -1,
 	}
 	for _, m := range mut {
 		m(&pc)

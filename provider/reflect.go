@@ -48,8 +48,19 @@ func (p *MemoryProvider) scheduleReflect(ctx context.Context, userID string) {
 	})
 }
 
-// reflect runs session reflection for userID, then follows up.
+// reflect runs session reflection for userID, then follows up; the next
+// batch, if any, is queued.
 func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
+	more, err := p.reflectBatch(ctx, userID)
+	if more {
+		p.scheduleReflect(ctx, userID)
+	}
+	return err
+}
+
+// reflectBatch runs one batch of session reflection for userID, then
+// follows up; more reports sessions left for the next batch.
+func (p *MemoryProvider) reflectBatch(ctx context.Context, userID string) (more bool, err error) {
 	res, err := p.reflector.ReflectPending(ctx, userID)
 	fruitful := 0
 	if res != nil {
@@ -61,11 +72,9 @@ func (p *MemoryProvider) reflect(ctx context.Context, userID string) error {
 		if res.Aggregate != nil && res.Aggregate.Flag == store.FlagInsight {
 			fruitful++
 		}
-		if res.Remaining > 0 && err == nil {
-			p.scheduleReflect(ctx, userID) // the next batch
-		}
+		more = res.Remaining > 0 && err == nil
 	}
-	return p.followUp(ctx, userID, fruitful, err)
+	return more, p.followUp(ctx, userID, fruitful, err)
 }
 
 // extract runs ExtractSession for a session whose pruning crossed a
