@@ -132,9 +132,15 @@ func (s *statusRecorder) WriteHeader(code int) {
 // flush each streamed event).
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// Flush waits until the background memory work queued so far (pruning,
-// summaries, reflection of ended sessions) is done.
-func (h *Handler) Flush(ctx context.Context) error { return h.p.Flush(ctx) }
+// Flush waits until the session ends under way and the background memory
+// work queued so far (pruning, summaries, reflection of ended sessions)
+// are done.
+func (h *Handler) Flush(ctx context.Context) error {
+	if err := h.sessions.settle(ctx); err != nil {
+		return err
+	}
+	return h.p.Flush(ctx)
+}
 
 // Close stops ending idle sessions and waits, until ctx ends, for the
 // ends under way. Sessions still open stay open in the store. The memory

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"container/list"
+	"context"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,10 @@ type sessions struct {
 	byKey  map[string]*list.Element
 	closed bool
 	wg     sync.WaitGroup // ends running
+	// running counts the ends under way; settled is closed when it falls
+	// to zero (made anew when it rises from zero).
+	running int
+	settled chan struct{}
 	// noted are the users whose scope is recorded in the memory store.
 	noted map[string]bool
 }
@@ -131,8 +136,13 @@ func (s *sessions) endLocked(se *sessionEntry, ifIdle bool) {
 		return
 	}
 	s.wg.Add(1)
+	if s.running == 0 {
+		s.settled = make(chan struct{})
+	}
+	s.running++
 	go func() {
 		defer s.wg.Done()
+		defer s.endDone()
 		wait := s.end(se.sess, ifIdle)
 		if wait <= 0 {
 			return
@@ -143,6 +153,34 @@ func (s *sessions) endLocked(se *sessionEntry, ifIdle bool) {
 			se.timer.Reset(wait)
 		}
 	}()
+}
+
+// endDone counts an end finished.
+func (s *sessions) endDone() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+	if s.running == 0 {
+		close(s.settled)
+	}
+}
+
+// settle waits until no end is under way, or ctx ends.
+func (s *sessions) settle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.running == 0 {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.settled
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // remove forgets se; s.mu is held.
