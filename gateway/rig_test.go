@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/store"
@@ -50,7 +50,7 @@ func newRig(t testing.TB, tune func(*gateway.Config), opts ...fakeopenai.Option)
 	require.NoError(t, err)
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})
 	require.NoError(t, err)
 	svc, err := memoryservice.New(ctx, st, memoryservice.Config{Chat: chat, Mini: chat, Embedder: emb, Logger: quiet(), RateLimit: -1})
 	require.NoError(t, err)

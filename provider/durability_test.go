@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/internal/longtest"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/reflection"
@@ -39,7 +39,7 @@ func (c cancelOnAnswer) Complete(ctx context.Context, req *agent.ChatRequest) (*
 }
 
 func TestTurnKeptWhenTheCallerCancelsAfterTheAnswer(t *testing.T) {
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	s := openOffline(t, sqlitetest.NewFile(t), nil)
 	sess, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	for i := range 5 {
@@ -198,7 +198,7 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 // interaction.
 func TestConcurrentProvidersOnOneSession(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	const writers, each = 4, 40
 	stacks := make([]*offlineStack, writers)
 	for i := range stacks {
@@ -314,7 +314,7 @@ func TestTwoProcessesReflectOneUserInTurn(t *testing.T) {
 // memory: the per-run id stays a valid id.
 func TestPerRunModeWithTheLongestSessionID(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Mode = provider.ModePerRun })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Mode = provider.ModePerRun })
 	sess, err := agent.NewSession(strings.Repeat("s", store.MaxIDBytes), "u1")
 	require.NoError(t, err)
 	_, err = s.a.Run(ctx, sess, agent.UserText("I keep $10,000 in emergency savings."))
