@@ -67,12 +67,13 @@ func TestRunRefusesOversizedInputBeforeAnyModelCall(t *testing.T) {
 
 func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = 4 })
+	// Pasted documents of 120 KB each, more than the K turns the keeper
+	// holds so that pruning during the runs takes documents (3 with K = 2;
+	// 10 with K = 4 in the long mode): every one kept whole. Each run sends
+	// the model its K last turns, so K sets most of the test's work.
+	k, docs := longtest.Pick(t, 2, 4), longtest.Pick(t, 3, 10)
+	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = k })
 	sess := f.startSession(t)
-
-	// Pasted documents of 120 KB each (6, or 10 in the long mode): every
-	// one kept whole.
-	docs := longtest.Pick(t, 6, 10)
 	for i := range docs {
 		doc := fmt.Sprintf("document %d: ", i) + strings.Repeat("quarterly statement line. ", 120_000/26)
 		_, err := f.agent.Run(ctx, sess, agent.UserText(doc))
