@@ -51,6 +51,7 @@ func loadSize(t *testing.T) int { return longtest.Pick(t, 800, 3000) }
 // a Close, each subtest on its own copy of one fixture file (writing the
 // fixture is most of the work).
 func TestSetLoad(t *testing.T) {
+	t.Parallel()
 	fresh := loadFixture(t, loadSize(t))
 	t.Run("OutlivesAnImpatientSearch", func(t *testing.T) { testSetLoadOutlivesAnImpatientSearch(t, fresh(t)) })
 	t.Run("StoppedByClose", func(t *testing.T) { testCloseStopsASetLoad(t, fresh(t)) })

@@ -72,6 +72,7 @@ func countTerms(t *testing.T, path string, sp spec, user string) (mine, all int)
 // rows; a malformed row is tokenized again and rewritten; rows go with
 // their documents and their user.
 func TestTermsRowsOfAMigratedFile(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
 	oldPath, newPath := filepath.Join(dir, "old.db"), filepath.Join(dir, "new.db")

@@ -63,6 +63,7 @@ func textOf(rng *rand.Rand, n int) string {
 // The short mode runs a third of the fixture and a fifth of the random
 // queries (about 15 s under -race, against 90 s).
 func TestTextIndexMatchesFTS5(t *testing.T) {
+	t.Parallel()
 	// n scales the fixture (n steps of writes, then n/5 of updates);
 	// random is the number of random queries.
 	n, random := longtest.Pick(t, 100, 300), longtest.Pick(t, 10, 50)
@@ -314,6 +315,7 @@ func TestQueryWordsOfSeveralTokens(t *testing.T) {
 // replacements and removals, with filters, depths from 1 to 100 and one
 // scratch reused throughout; both ways of ranking must occur.
 func TestRankSkippingIsExact(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	n, queries := longtest.Pick(t, 800, 6000), longtest.Pick(t, 60, 200)
 	const vocab = 400
@@ -434,6 +436,7 @@ func textHits(t *testing.T, s *Store, user, q string) []driver.Scored {
 // user's own: another user's writes and deletion change nothing in a
 // user's text scores, which are those the user gets alone in a file.
 func TestTextScoresIgnoreOtherUsers(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	shared, err := Open(ctx, filepath.Join(t.TempDir(), "shared.db"), Config{})
 	require.NoError(t, err)
@@ -476,6 +479,7 @@ func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 // statistics go with the user: the same id written again is scored over
 // its new documents only.
 func TestDeletedUserLeavesNoStatistics(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{})
 	require.NoError(t, err)
@@ -505,6 +509,7 @@ func TestDeletedUserLeavesNoStatistics(t *testing.T) {
 // TestTextLegWithoutCache checks that with the vector cache disabled the
 // text leg, built for each search, ranks as the cached one.
 func TestTextLegWithoutCache(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "s.db")
 	cached, err := Open(ctx, path, Config{})
