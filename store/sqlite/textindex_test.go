@@ -445,15 +445,22 @@ func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 	require.NoError(t, err)
 	defer alone.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
-	put := func(s *Store, user string, i int, text string) {
-		require.NoError(t, s.PutInteraction(ctx, user, &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s",
-			FirstTurn: i + 1, LastTurn: i + 1, Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: text}))
+	// Each user's documents are written in one transaction: what is
+	// checked is the statistics, not how writes are grouped.
+	put := func(s *Store, user string, texts []string) {
+		ds := make([]*store.Interaction, len(texts))
+		for i, text := range texts {
+			ds[i] = &store.Interaction{ID: fmt.Sprintf("i%03d", i), SessionID: "s",
+				FirstTurn: i + 1, LastTurn: i + 1, Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: text}
+		}
+		require.NoError(t, s.putInteractions(ctx, user, ds))
 	}
-	for i := range 60 {
-		text := textOf(rng, 5+rng.IntN(30))
-		put(shared, "alice", i, text)
-		put(alone, "alice", i, text)
+	texts := make([]string, 60)
+	for i := range texts {
+		texts[i] = textOf(rng, 5+rng.IntN(30))
 	}
+	put(shared, "alice", texts)
+	put(alone, "alice", texts)
 	queries := []string{"bond stocks", "retirement rate", "the run", "café 2024 alpha"}
 	before := map[string][]driver.Scored{}
 	for _, q := range queries {
@@ -463,9 +470,11 @@ func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 	}
 	// Bob writes many documents full of alice's query words (more than
 	// alice's 60: 80, or 200 in the long mode).
-	for i := range longtest.Pick(t, 80, 200) {
-		put(shared, "bob", i, "bond stocks retirement rate the run café 2024 alpha "+textOf(rng, 10))
+	bobs := make([]string, longtest.Pick(t, 80, 200))
+	for i := range bobs {
+		bobs[i] = "bond stocks retirement rate the run café 2024 alpha " + textOf(rng, 10)
 	}
+	put(shared, "bob", bobs)
 	for _, q := range queries {
 		require.Equal(t, before[q], textHits(t, shared, "alice", q), "%q after bob's writes", q)
 	}
