@@ -424,8 +424,9 @@ func TestAStreamedResponseHidesTheGatewaysOwnToolCalls(t *testing.T) {
 func TestAChainIdlePastTheTimeoutGoesOnInANewSession(t *testing.T) {
 	t.Parallel()
 	// Long enough for the requests of the chain not to idle between
-	// them, under -race on a loaded machine too.
-	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 300 * time.Millisecond })
+	// them, under -race on a loaded machine too (300 ms was not, at a load
+	// of 20 on two cores); the test waits for it once, in parallel.
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 2 * time.Second })
 	r1, _ := r.respond("judy", "", say("My cat is called Miso."), fakeopenai.Text("Hello Miso."))
 	r.endSessions("judy")
 
@@ -446,7 +447,8 @@ func TestAChainIdlePastTheTimeoutGoesOnInANewSession(t *testing.T) {
 
 func TestANamedSessionIsOneSessionForBothDoorsAcrossAnIdleEnd(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 300 * time.Millisecond })
+	// As long as in the test above, for the same reason.
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 2 * time.Second })
 	named := option.WithHeader(gateway.SessionHeader, "work")
 	r.up.QueueChat(fakeopenai.Text("Noted."))
 	c := r.client("kate", named)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/store"
@@ -45,7 +45,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // newRig starts a rig; tune changes the gateway's configuration.
 func newRig(t testing.TB, tune func(*gateway.Config), opts ...fakeopenai.Option) *rig {
 	t.Helper()
-	return newRigOn(t, filepath.Join(t.TempDir(), "memory.db"), tune, opts...)
+	return newRigOn(t, sqlitetest.NewFile(t), tune, opts...)
 }
 
 // newRigOn starts a rig on the SQLite file at path: several rigs on one

@@ -3,7 +3,6 @@ package keeper_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/affine"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/store"
@@ -38,7 +38,7 @@ func (c *clock) now() time.Time { c.t = c.t.Add(time.Minute); return c.t }
 
 func newEnv(t *testing.T, mut func(*keeper.Config)) *env {
 	t.Helper()
-	e := &env{path: filepath.Join(t.TempDir(), "memory.db"), clock: &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}}
+	e := &env{path: sqlitetest.NewFile(t), clock: &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}}
 	e.open(t, mut)
 	return e
 }
@@ -327,7 +327,7 @@ func TestVectorsOfASemanticEmbedderAreStored(t *testing.T) {
 	require.NoError(t, err)
 	emb, err := affine.New(lex, 0) // the same vectors, not lexical
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: emb.Dimensions()})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: emb.Dimensions()})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	mini, err := offline.New(offline.Config{})

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -228,7 +228,9 @@ func contents(ms []map[string]any) string {
 	return b.String()
 }
 
-func dbPath(t testing.TB) string { return filepath.Join(t.TempDir(), "memory.db") }
+// dbPath is a new store file, a copy of an empty one (opening it skips
+// creating the schema).
+func dbPath(t testing.TB) string { return sqlitetest.NewFile(t) }
 
 func errorParam(t *testing.T, out map[string]any) string {
 	t.Helper()

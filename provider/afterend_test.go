@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/agent"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -22,7 +22,7 @@ func TestARunAfterEndSessionIsStored(t *testing.T) {
 	for _, mode := range []provider.Mode{provider.ModeManual, provider.ModeIdle} {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
 			ctx := context.Background()
-			s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Mode = mode })
+			s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Mode = mode })
 			sess, err := s.a.NewUserSession("u1")
 			require.NoError(t, err)
 			_, err = s.a.Run(ctx, sess, agent.UserText("I am 35 and I want to retire at 60."))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
 	"github.com/agentmemory/agentmemory/internal/longtest"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/reflection"
@@ -39,7 +39,7 @@ func (c cancelOnAnswer) Complete(ctx context.Context, req *agent.ChatRequest) (*
 }
 
 func TestTurnKeptWhenTheCallerCancelsAfterTheAnswer(t *testing.T) {
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	s := openOffline(t, sqlitetest.NewFile(t), nil)
 	sess, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	for i := range 5 {
@@ -67,12 +67,13 @@ func TestRunRefusesOversizedInputBeforeAnyModelCall(t *testing.T) {
 
 func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = 4 })
+	// Pasted documents of 120 KB each, more than the K turns the keeper
+	// holds so that pruning during the runs takes documents (3 with K = 2;
+	// 10 with K = 4 in the long mode): every one kept whole. Each run sends
+	// the model its K last turns, so K sets most of the test's work.
+	k, docs := longtest.Pick(t, 2, 4), longtest.Pick(t, 3, 10)
+	f := newFixture(t, func(c *provider.Config) { c.KeeperConfig.K = k })
 	sess := f.startSession(t)
-
-	// Pasted documents of 120 KB each (6, or 10 in the long mode): every
-	// one kept whole.
-	docs := longtest.Pick(t, 6, 10)
 	for i := range docs {
 		doc := fmt.Sprintf("document %d: ", i) + strings.Repeat("quarterly statement line. ", 120_000/26)
 		_, err := f.agent.Run(ctx, sess, agent.UserText(doc))
@@ -147,10 +148,17 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 	// Beyond a store document (store.MaxDocumentBytes): 1.2 MB, or 3 MB
 	// in the long mode.
 	huge := strings.Repeat("blah ", longtest.Pick(t, 240_000, 600_000))
-	for name, bad := range map[string]func() fakeopenai.Reply{
-		"error": func() fakeopenai.Reply { return fakeopenai.Error(503, "overloaded") },
-		"empty": func() fakeopenai.Reply { return fakeopenai.Text("") },
-		"huge":  func() fakeopenai.Reply { return fakeopenai.Text(huge) },
+	// Seven turns with K = 3 make two prunes during the runs and one at
+	// the end; the huge answers, each parsed by the SDK, make do with four
+	// turns (one prune during the runs, one at the end) but in the long
+	// mode.
+	for name, c := range map[string]struct {
+		bad   func() fakeopenai.Reply
+		turns int
+	}{
+		"error": {func() fakeopenai.Reply { return fakeopenai.Error(503, "overloaded") }, 7},
+		"empty": {func() fakeopenai.Reply { return fakeopenai.Text("") }, 7},
+		"huge":  {func() fakeopenai.Reply { return fakeopenai.Text(huge) }, longtest.Pick(t, 4, 7)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -161,13 +169,13 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 			})
 			f.srv.HandleChat(func(r fakeopenai.Request) fakeopenai.Reply {
 				if strings.HasPrefix(r.SystemText(), "agentmemory:prompt=") {
-					return bad()
+					return c.bad()
 				}
 				return fakeopenai.Text("noted")
 			})
 			sess, err := f.agent.NewUserSession("u1")
 			require.NoError(t, err)
-			for i := range 7 {
+			for i := range c.turns {
 				_, err := f.agent.Run(ctx, sess, agent.UserText(fmt.Sprintf("Fact number %d about my savings.", i+1)))
 				require.NoError(t, err)
 			}
@@ -175,7 +183,7 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 			res, err := f.mem.EndSession(ctx, sess)
 			require.NoError(t, err, "EndSession ends the session whatever the model does")
 			assert.Equal(t, store.SessionCompleted, res.Session.Status)
-			assertEachTurnOnce(t, f.st, "u1", sess.ID(), 7)
+			assertEachTurnOnce(t, f.st, "u1", sess.ID(), c.turns)
 			docs, err := f.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: sess.ID(), MetadataPending: true})
 			require.NoError(t, err)
 			assert.NotEmpty(t, docs, "what the model did not give is flagged for later")
@@ -198,7 +206,7 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 // interaction.
 func TestConcurrentProvidersOnOneSession(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	const writers, each = 4, 40
 	stacks := make([]*offlineStack, writers)
 	for i := range stacks {
@@ -314,7 +322,7 @@ func TestTwoProcessesReflectOneUserInTurn(t *testing.T) {
 // memory: the per-run id stays a valid id.
 func TestPerRunModeWithTheLongestSessionID(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Mode = provider.ModePerRun })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Mode = provider.ModePerRun })
 	sess, err := agent.NewSession(strings.Repeat("s", store.MaxIDBytes), "u1")
 	require.NoError(t, err)
 	_, err = s.a.Run(ctx, sess, agent.UserText("I keep $10,000 in emergency savings."))

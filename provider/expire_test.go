@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/erasure"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -34,7 +34,7 @@ func (c *clock) Add(d time.Duration) {
 func TestForgetBeforeRemovesWhatIsOlderThanTheCutoff(t *testing.T) {
 	ctx := context.Background()
 	clk := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Now = clk.Now; c.ProfileEvery = 1 })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Now = clk.Now; c.ProfileEvery = 1 })
 	oldID := talkAndEnd(t, s, "u1", "I'm nervous about market volatility; I lost money in 2022.")
 	talkAndEnd(t, s, "u2", "I'm nervous about market volatility too.")
 	clk.Add(48 * time.Hour)
@@ -98,7 +98,7 @@ func TestForgetBeforeRemovesWhatIsOlderThanTheCutoff(t *testing.T) {
 func TestForgetBeforeExpiresSupersededInsights(t *testing.T) {
 	ctx := context.Background()
 	clk := &clock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.Now = clk.Now })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Now = clk.Now })
 	put := func(id, text string) {
 		now := clk.Now()
 		require.NoError(t, s.st.PutInsight(ctx, "u1", &store.Insight{ID: id, InsightType: store.InsightSession, InsightText: text,

@@ -2,7 +2,6 @@ package provider_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,7 +19,7 @@ import (
 // quickly when a reader holds the WAL.
 func openBusy(t *testing.T) *offlineStack {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	st, err := sqlite.Open(context.Background(), path, sqlite.Config{Dimensions: 384, BusyTimeout: 5 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -87,7 +86,7 @@ func surfaces(t *testing.T, ctx context.Context, mem *provider.MemoryProvider, s
 // log verifies.
 func TestForgetInsightWithItsConversation(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.ProfileEvery = 1; c.Mini = c.Chat })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.ProfileEvery = 1; c.Mini = c.Chat })
 	rec := &lastRequest{ChatClient: s.chat}
 	a := agent.New(rec, agent.Config{ContextProviders: []agent.ContextProvider{s.mem}})
 	for _, said := range []string{
@@ -164,7 +163,7 @@ func TestForgetInsightWithItsConversation(t *testing.T) {
 // conversation, but no insight, profile or insight search holds the fact.
 func TestForgetInsightKeepsItsConversation(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.ProfileEvery = 1 })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.ProfileEvery = 1 })
 	sess, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	require.NoError(t, s.mem.Record(ctx, sess, agent.UserText("I'm nervous about market volatility; I lost money in 2022.")))
@@ -193,7 +192,7 @@ func TestForgetInsightKeepsItsConversation(t *testing.T) {
 // kept its text) is swept away.
 func TestForgetFollowsMergedInsights(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	s := openOffline(t, sqlitetest.NewFile(t), nil)
 	dup := store.Supersession{By: "m", Reason: store.ReasonDuplicate, At: time.Now()}
 	for _, in := range []*store.Insight{
 		{ID: "a", InsightType: store.InsightSession, InsightText: "Nervous about volatility."},
@@ -357,7 +356,7 @@ func (l *lastRequest) Complete(ctx context.Context, req *agent.ChatRequest) (*ag
 // theirs is left in the file, and another user's records keep their names.
 func TestForgetUserLeavesOnlyAKeyedHashInTheLog(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.UserID = "" })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.UserID = "" })
 	for _, user := range []string{"dana-7f3e91", "eve-0c44d2"} {
 		talkAndEnd(t, s, user, "I'm nervous about market volatility.")
 		ins, err := s.st.ListInsights(ctx, user, store.InsightFilter{Type: store.InsightSession})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/retrieval"
@@ -66,7 +66,7 @@ func retrieveUnderLatency(t *testing.T, rc retrieval.Config, miniRounds int) (to
 	require.NoError(t, err)
 	emb, err := openai.NewEmbedder(cfg)
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: dims})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	// The earlier session, stored directly (recording it through the slow

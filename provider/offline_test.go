@@ -3,7 +3,6 @@ package provider_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/logtest"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/provider"
@@ -78,7 +78,7 @@ func say(t *testing.T, s *offlineStack, sess *agent.Session, from, to int) {
 
 func TestOfflineSQLiteFlow(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	s := openOffline(t, sqlitetest.NewFile(t), nil)
 	sess, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	say(t, s, sess, 1, 23)
@@ -131,7 +131,7 @@ func TestOfflineSQLiteFlow(t *testing.T) {
 
 func TestCrashAfterTurnThirteenResumes(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	first := openOffline(t, path, nil)
 	sess, err := first.a.NewUserSession("u1")
 	require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestCrashAfterTurnThirteenResumes(t *testing.T) {
 
 func TestFailingStoreNeverBreaksTheRun(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	s := openOffline(t, sqlitetest.NewFile(t), nil)
 	sess, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	say(t, s, sess, 1, 2)
@@ -231,7 +231,7 @@ func TestUsersAreIsolated(t *testing.T) {
 
 func TestPerRunAndIdleModes(t *testing.T) {
 	ctx := context.Background()
-	perRun := openOffline(t, filepath.Join(t.TempDir(), "a.db"), func(c *provider.Config) { c.Mode = provider.ModePerRun })
+	perRun := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Mode = provider.ModePerRun })
 	sess, err := perRun.a.NewUserSession("u1")
 	require.NoError(t, err)
 	say(t, perRun, sess, 1, 3)
@@ -240,7 +240,7 @@ func TestPerRunAndIdleModes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, done, 3, "one completed memory session per run")
 
-	idle := openOffline(t, filepath.Join(t.TempDir(), "b.db"), func(c *provider.Config) {
+	idle := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) {
 		c.Mode = provider.ModeIdle
 		// Long enough that no run here idles out halfway, even under -race
 		// on a loaded machine; short enough to wait for.
@@ -308,7 +308,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestRecordImportsAConversation(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.KeeperConfig.K = 2 })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.KeeperConfig.K = 2 })
 	sess, err := agent.NewSession("import-1", "u1")
 	require.NoError(t, err)
 	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
@@ -334,7 +334,7 @@ func TestRecordImportsAConversation(t *testing.T) {
 
 func TestRetrievalModesOffline(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	// Session one, remembered by every mode below.
 	first := openOffline(t, path, nil)
 	sess, err := first.a.NewUserSession("u1")
@@ -397,7 +397,7 @@ func TestRetrievalModesOffline(t *testing.T) {
 
 func TestSessionsThatGiveWayResume(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.MaxLive = 1; c.KeeperConfig.K = 3 })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.MaxLive = 1; c.KeeperConfig.K = 3 })
 	a, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	b, err := s.a.NewUserSession("u2")
@@ -426,7 +426,7 @@ func TestSessionsThatGiveWayResume(t *testing.T) {
 
 func TestTwoUsersWithTheSameSessionID(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), nil)
+	s := openOffline(t, sqlitetest.NewFile(t), nil)
 	alice, err := agent.NewSession("shared-id", "alice")
 	require.NoError(t, err)
 	bob, err := agent.NewSession("shared-id", "bob")
@@ -458,7 +458,7 @@ func TestKeeperConfigReachesTheKeeper(t *testing.T) {
 	for _, c := range []struct {
 		budget, want int
 	}{{0, keeper.DefaultTokenBudget}, {300, 300}} {
-		s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(cfg *provider.Config) { cfg.KeeperConfig.TokenBudget = c.budget })
+		s := openOffline(t, sqlitetest.NewFile(t), func(cfg *provider.Config) { cfg.KeeperConfig.TokenBudget = c.budget })
 		sess, err := s.a.NewUserSession("u1")
 		require.NoError(t, err)
 		say(t, s, sess, 0, 1)

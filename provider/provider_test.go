@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
@@ -89,7 +89,7 @@ func newFixture(t *testing.T, mut ...func(*provider.Config)) *fixture {
 	require.NoError(t, err)
 	emb, err := openai.NewEmbedder(cfg)
 	require.NoError(t, err)
-	f.st, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "memory.db"), sqlite.Config{Dimensions: dims})
+	f.st, err = sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	t.Cleanup(func() { f.st.Close() })
 	var clockMu sync.Mutex

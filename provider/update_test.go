@@ -2,12 +2,12 @@ package provider_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/provider"
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -17,7 +17,7 @@ import (
 // had folded it in, and out of an open session's initialization block.
 func TestUpdatedInsightLeavesTheProfile(t *testing.T) {
 	ctx := context.Background()
-	s := openOffline(t, filepath.Join(t.TempDir(), "m.db"), func(c *provider.Config) { c.ProfileEvery = 1 })
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.ProfileEvery = 1 })
 	talkAndEnd(t, s, "u1", "My old 401k from Zyxwvutco holds $40,000.")
 	prof, err := s.st.GetInsight(ctx, "u1", store.LongTermID("u1"))
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package reflection_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/reflection"
 	"github.com/agentmemory/agentmemory/store"
@@ -24,7 +24,7 @@ func TestLongestUserIDsReachTheProfile(t *testing.T) {
 	ctx := context.Background()
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: emb.Dimensions()})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: emb.Dimensions()})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	model, err := offline.New(offline.Config{})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/reflection"
@@ -42,7 +42,7 @@ func newEnv(t *testing.T, cfg reflection.Config) *env {
 func newEnvOn(t *testing.T, cfg reflection.Config, opts ...fakeopenai.Option) *env {
 	t.Helper()
 	e := &env{srv: fakeopenai.New(t, append([]fakeopenai.Option{fakeopenai.WithEmbeddingDimensions(dims)}, opts...)...), now: day.Add(24 * time.Hour)}
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
+	st, err := sqlite.Open(context.Background(), sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	e.st = st

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/retrieval"
@@ -77,7 +77,7 @@ func openaiClients(t *testing.T, srv *fakeopenai.Server, chatModel string) (agen
 
 func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
+	st, err := sqlite.Open(context.Background(), sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st

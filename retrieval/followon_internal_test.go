@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
@@ -20,7 +20,7 @@ import (
 // cancelled reads are the caller's doing, not memory's.
 func TestFollowOnsOfAnAbandonedSearchLogNothing(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	first := &store.Interaction{ID: store.ChunkID("s", 1), SessionID: "s", FirstTurn: 1, LastTurn: 2, TurnIDs: []string{"a", "b"}, Content: "user: the Lisbon trip"}

@@ -3,7 +3,6 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -36,7 +36,7 @@ func putChunks(t *testing.T, st store.Store, user, session string, chunks ...str
 // continues a top result's session is returned after it.
 func TestSearchReturnsTheChunkThatContinuesATopResult(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	trip := putChunks(t, st, "u",

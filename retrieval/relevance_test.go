@@ -3,7 +3,6 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed"
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/affine"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/retrieval"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -53,7 +53,7 @@ var relevanceQueries = []string{
 func openRelevance(t *testing.T, emb embed.Embedder, cfg retrieval.Config) *retrieval.Retriever {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: emb.Dimensions()})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: emb.Dimensions()})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	vec := func(text string) []float32 {

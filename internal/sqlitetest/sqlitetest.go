@@ -1,8 +1,12 @@
-// Package sqlitetest helps tests check what a SQLite store's files keep
-// after a forget: the bytes of a marker left in the database file and its
-// write-ahead log, and a reader that keeps the log from being truncated.
+// Package sqlitetest helps tests that use SQLite stores: a new store file
+// that opens fast (a copy of an empty one, its schema already created),
+// and checks of what a store's files keep after a forget — the bytes of a
+// marker left in the database file and its write-ahead log, and a reader
+// that keeps the log from being truncated.
 //
 // # Use
+//
+//	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: 384})
 //
 //	release := sqlitetest.HoldWAL(t, st) // checkpoints cannot truncate the WAL
 //	… forget, expecting an incomplete erasure …

@@ -54,19 +54,26 @@ func TestHoldWALKeepsTheLogUntilReleased(t *testing.T) {
 	assert.Zero(t, wal.Size())
 }
 
-// A copy of the template opens as an empty store of the current schema,
-// and copies are independent.
-func TestTemplateCopiesAreFreshStores(t *testing.T) {
-	fresh := Template(t, sqlite.Config{Dimensions: 4})
+// A new file opens as an empty store of the current schema, with any
+// Config, and files are independent.
+func TestNewFilesAreFreshStores(t *testing.T) {
 	ctx := context.Background()
-	a, err := sqlite.Open(ctx, fresh(t), sqlite.Config{Dimensions: 4})
+	path := NewFile(t)
+	a, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 4})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.PutSession(ctx, "u", &store.Session{ID: "s1", StartTime: time.Unix(1, 0), Status: store.SessionActive, ReflectionStatus: store.ReflectionPending}))
-	b, err := sqlite.Open(ctx, fresh(t), sqlite.Config{Dimensions: 4})
+	other := NewFile(t)
+	require.NotEqual(t, path, other)
+	b, err := sqlite.Open(ctx, other, sqlite.Config{Dimensions: 8, VectorCacheBytes: -1})
 	require.NoError(t, err)
 	defer b.Close()
 	ss, err := b.ListSessions(ctx, "u", store.SessionFilter{})
 	require.NoError(t, err)
-	require.Empty(t, ss, "another copy holds nothing of the first")
+	require.Empty(t, ss, "another file holds nothing of the first")
+	var db *sql.DB
+	require.True(t, b.As(&db))
+	var version int
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version))
+	require.Equal(t, sqlite.SchemaVersion, version, "the file is at the current schema")
 }

@@ -2,8 +2,12 @@ package sqlitetest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,27 +15,44 @@ import (
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
-// Template makes an empty store file once, its schema created, and
-// returns a function that gives each caller a copy of it in the caller's
-// own t.TempDir(), to open with the same cfg. Creating the schema is most
-// of opening a new file (a quarter of a second under the race detector),
-// and suites such as the store conformance suite open a fresh store for
-// every test; opening a copy skips it. The template lives in tb's
-// t.TempDir(), so the function serves the subtests of tb.
-func Template(tb testing.TB, cfg sqlite.Config) (fresh func(t testing.TB) string) {
-	tb.Helper()
-	tmpl := filepath.Join(tb.TempDir(), "template.db")
-	st, err := sqlite.Open(context.Background(), tmpl, cfg)
-	require.NoError(tb, err)
-	require.NoError(tb, st.Close()) // the last connection checkpoints the WAL into the file
-	b, err := os.ReadFile(tmpl)
-	require.NoError(tb, err)
-	_, err = os.Stat(tmpl + "-wal")
-	require.True(tb, os.IsNotExist(err), "the template's WAL is checkpointed and removed on close: %v", err)
-	return func(t testing.TB) string {
-		t.Helper()
-		path := filepath.Join(t.TempDir(), "memory.db")
-		require.NoError(t, os.WriteFile(path, b, 0o600))
-		return path
-	}
+// NewFile returns the path of a store file in a new t.TempDir() that
+// holds an empty store at the current schema, to open with any
+// sqlite.Config. Creating the schema is most of opening a new file (a
+// quarter of a second under the race detector), and most tests open a
+// fresh store; opening a copy skips it. Opening a new file is the business
+// of store/sqlite's own Open and migration tests.
+//
+// The empty store is made once per test binary and copied for each call:
+// its bytes depend on no Config field (the schema is the same for all).
+func NewFile(t testing.TB) string {
+	t.Helper()
+	b, err := emptyStore()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "memory.db")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
 }
+
+// emptyStore returns the bytes of an empty store file, made on first use.
+// They never change, so every test of the binary may share them.
+var emptyStore = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "sqlitetest-")
+	if err != nil {
+		return nil, fmt.Errorf("empty store: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "empty.db")
+	st, err := sqlite.Open(context.Background(), path, sqlite.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("empty store: %w", err)
+	}
+	// The last connection checkpoints the WAL into the file and removes
+	// it: the file alone is the store.
+	if err := st.Close(); err != nil {
+		return nil, fmt.Errorf("empty store: %w", err)
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("empty store: its WAL is not removed on close (%v)", err)
+	}
+	return os.ReadFile(path)
+})

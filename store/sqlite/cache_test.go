@@ -135,6 +135,7 @@ func t0(h int) time.Time { return time.Date(2026, 3, 1, h, 0, 0, 0, time.UTC) }
 // against driver.VectorRanker, the reference, on random vectors of two
 // fields with some rows missing a field: identical ids, order and scores.
 func TestVecSetRankMatchesVectorRanker(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	vec := func(d int) []float32 {
 		v := make([]float32, d)

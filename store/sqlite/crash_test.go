@@ -85,6 +85,7 @@ func crashChild(path string) {
 // that every write it acknowledged is in the reopened file, which passes
 // SQLite's and FTS5's integrity checks.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	if path := os.Getenv(crashChildEnv); path != "" {
 		crashChild(path)
 		return
@@ -188,6 +189,7 @@ func groupChild(path string) {
 // every write it acknowledged is in the reopened file: a write is
 // answered only once the commit that holds it is durable.
 func TestCrashSafetyOfGroupCommit(t *testing.T) {
+	t.Parallel()
 	if path := os.Getenv(groupChildEnv); path != "" {
 		groupChild(path)
 		return
@@ -293,6 +295,7 @@ func writeTurns(ctx context.Context, path, name string, n int) error {
 // interactions to one file at once: no update may be lost and the file must
 // stay intact.
 func TestProcessesWritingConcurrently(t *testing.T) {
+	t.Parallel()
 	if spec := os.Getenv(writerChildEnv); spec != "" {
 		writerChild(spec)
 		return

@@ -49,6 +49,7 @@ func fill(t *testing.T, s *sqlite.Store, user, marker string) {
 // in free pages, not in old WAL frames — while the other user's searches
 // return what they returned before.
 func TestDeleteUserLeavesNoBytes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	s, path := openAliceAndBob(t)
 	q := store.SearchRequest{Text: "zqxbobmarker secret plan", Vector: []float32{1, 2, 0, 0}, TopK: 7}
@@ -87,6 +88,7 @@ func TestDeleteUserLeavesNoBytes(t *testing.T) {
 // is left in the files, while the hashes and the other subject's names
 // stay.
 func TestEraseDeletionNamesLeavesNoBytes(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	s, path := openAliceAndBob(t)
 	rec := func(seq int64, subject, user, marker string) *store.DeletionRecord {

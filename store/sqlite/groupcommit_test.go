@@ -295,6 +295,7 @@ func TestGroupCommitRunAgainAnswersOnce(t *testing.T) {
 // counts once, exactly one of the creations of one document wins, and
 // concurrent appends number a session's turns without gaps or twins.
 func TestGroupCommitConcurrentETagRaces(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	s, _ := openTest(t)
 	require.NoError(t, s.PutSession(ctx, "u", &store.Session{ID: "counter", StartTime: time.Now()}))

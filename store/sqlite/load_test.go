@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,9 +16,15 @@ import (
 	"github.com/agentmemory/agentmemory/store"
 )
 
-// loadFixture stores n interactions with text for user "u".
-func loadFixture(t *testing.T, s *Store, n int) {
+// loadFixture writes n interactions with text for user "u" to a store
+// file once, and returns a function that gives each caller a copy of it
+// in the caller's own t.TempDir(): a store opened on a copy starts with
+// an empty cache, so its first search loads the user's set cold.
+func loadFixture(t *testing.T, n int) (fresh func(t *testing.T) string) {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), "fixture.db")
+	s, err := Open(t.Context(), path, Config{})
+	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(11, 12))
 	ds := make([]*store.Interaction, n)
 	for i := range ds {
@@ -25,22 +32,40 @@ func loadFixture(t *testing.T, s *Store, n int) {
 			Timestamp: t0(0).Add(time.Duration(i) * time.Minute), Content: textOf(rng, 40)}
 	}
 	require.NoError(t, s.putInteractions(t.Context(), "u", ds))
+	require.NoError(t, s.Close()) // the last connection checkpoints the WAL into the file
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return func(t *testing.T) string {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), "s.db")
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+		return p
+	}
 }
 
 // loadSize is the fixture of the set-load tests: enough interactions that
 // a cold load outlasts a 10 ms deadline (800; 3,000 in the long mode).
 func loadSize(t *testing.T) int { return longtest.Pick(t, 800, 3000) }
 
-// TestSetLoadOutlivesAnImpatientSearch checks that a search giving up
+// TestSetLoad checks a cold set load against searches that give up and
+// a Close, each subtest on its own copy of one fixture file (writing the
+// fixture is most of the work).
+func TestSetLoad(t *testing.T) {
+	t.Parallel()
+	fresh := loadFixture(t, loadSize(t))
+	t.Run("OutlivesAnImpatientSearch", func(t *testing.T) { testSetLoadOutlivesAnImpatientSearch(t, fresh(t)) })
+	t.Run("StoppedByClose", func(t *testing.T) { testCloseStopsASetLoad(t, fresh(t)) })
+}
+
+// testSetLoadOutlivesAnImpatientSearch checks that a search giving up
 // while the user's set loads (retrieval gives a search 2 s; a cold set of
 // 10,000 interactions takes seconds to load) does not waste the load: the
 // set is cached for the next search, instead of every search starting the
 // load again and giving up again.
-func TestSetLoadOutlivesAnImpatientSearch(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
+func testSetLoadOutlivesAnImpatientSearch(t *testing.T, path string) {
+	s, err := Open(t.Context(), path, Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	loadFixture(t, s, loadSize(t))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
 	_, err = s.SearchInteractions(ctx, "u", store.SearchRequest{Text: "bond rates", TopK: 5})
@@ -61,12 +86,11 @@ func TestSetLoadOutlivesAnImpatientSearch(t *testing.T) {
 	assert.Len(t, hits, 5)
 }
 
-// TestCloseStopsASetLoad checks that Close does not wait for a set load
+// testCloseStopsASetLoad checks that Close does not wait for a set load
 // that no search waits for any more, and that the store is closed after.
-func TestCloseStopsASetLoad(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
+func testCloseStopsASetLoad(t *testing.T, path string) {
+	s, err := Open(t.Context(), path, Config{})
 	require.NoError(t, err)
-	loadFixture(t, s, loadSize(t))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 	defer cancel()
 	_, _ = s.SearchInteractions(ctx, "u", store.SearchRequest{Text: "bond rates", TopK: 5})

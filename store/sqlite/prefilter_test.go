@@ -250,6 +250,7 @@ func TestVecSetCodesFollowRows(t *testing.T) {
 // scan's, bit for bit, whatever the filter, threshold, depth and rows
 // without a code.
 func TestVecSetPrefilterExact(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	const d = 48
 	vec := func() []float32 {
@@ -425,6 +426,7 @@ func shiftedRankFixture(fx rankFixture, floor float64) rankFixture {
 // detector), at thresholds 0 and 0.3, and logs the share of rows whose
 // bound reaches the leg's worst score: about the share ranked exactly.
 func TestPrefilterExactOnFixtures(t *testing.T) {
+	t.Parallel()
 	n, queries := 10_000, 40
 	if raceEnabled {
 		n, queries = 2_000, 10
@@ -509,6 +511,7 @@ func BenchmarkVecSetRank(b *testing.B) {
 // writes) against one with exact scans only: the same hits and scores,
 // before and after writes.
 func TestStorePrefilter(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	open := func(min int) *Store {
 		s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{Dimensions: 16, VectorPrefilterMin: min})

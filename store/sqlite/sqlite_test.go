@@ -12,15 +12,20 @@ import (
 	"github.com/agentmemory/agentmemory/store/storetest"
 )
 
-// TestConformance opens each test's store on a copy of one file whose
-// schema was created once (sqlitetest.Template): the suite checks the
-// store's behaviour, and creating a schema is most of an Open. Opening
-// new files is TestOpen*'s and the migration tests'.
+// The package's slowest tests (a second of CPU or more under -race) call
+// t.Parallel: they run together once the others are done, so that the
+// package keeps both cores of a small machine busy when it is the last
+// one go test ./... runs.
+
+// TestConformance opens each test's store on a copy of an empty store
+// file whose schema was created once (sqlitetest.NewFile): the suite
+// checks the store's behaviour, and creating a schema is most of an Open.
+// Opening new files is TestOpen*'s and the migration tests'.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	cfg := sqlite.Config{Dimensions: storetest.Dimensions}
-	fresh := sqlitetest.Template(t, cfg)
 	storetest.RunConformance(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(t.Context(), fresh(t), cfg)
+		s, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t), cfg)
 		require.NoError(t, err)
 		return s
 	})
@@ -32,13 +37,13 @@ func TestConformance(t *testing.T) {
 // paths with TestTextLegWithoutCache and the tests that set
 // VectorCacheBytes themselves.
 func TestConformanceWithoutCache(t *testing.T) {
+	t.Parallel()
 	if !longtest.Enabled(t) {
 		t.Skipf("the suite without the vector cache runs with %s=1 (as in CI)", longtest.Env)
 	}
 	cfg := sqlite.Config{Dimensions: storetest.Dimensions, VectorCacheBytes: -1}
-	fresh := sqlitetest.Template(t, cfg)
 	storetest.RunConformance(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(t.Context(), fresh(t), cfg)
+		s, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t), cfg)
 		require.NoError(t, err)
 		return s
 	})
