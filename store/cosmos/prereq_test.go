@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/internal/cosmostest"
+	"github.com/agentmemory/agentmemory/internal/logtest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/storetest"
 )
@@ -109,32 +108,14 @@ func TestFlatOverItsDimensionLimit(t *testing.T) {
 	}
 }
 
-// logBuffer is a slog handler's output, safe for concurrent writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestOpenWithoutFullTextCapability: where the account refuses full-text
 // policies, the store opens without them, says so once, and finds text
 // through search_terms, as it always does.
 func TestOpenWithoutFullTextCapability(t *testing.T) {
 	endpoint := cosmostest.NewAccount(t, cosmostest.Account{Without: []string{cosmostest.CapabilityFullTextSearch}})
-	var logs logBuffer
+	var logs logtest.Logs
 	cfg := prereqConfig(t, endpoint)
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	cfg.Logger = logs.Logger(nil)
 	s, err := Open(t.Context(), cfg)
 	require.NoError(t, err)
 	defer s.Close()
