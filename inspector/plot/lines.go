@@ -127,15 +127,8 @@ func Lines(series []Series, opt ChartOptions) template.HTML {
 			break
 		}
 		ty := y(v)
-		w.raw(`<line class="grid" x1="`)
-		w.num(left - 4)
-		w.raw(`" x2="`)
-		w.num(left + plotW)
-		w.raw(`" y1="`)
-		w.num(ty)
-		w.raw(`" y2="`)
-		w.num(ty)
-		w.raw(`" stroke="` + gridColour + `"/><text class="tick" x="`)
+		w.line("grid", left-4, ty, left+plotW, ty, gridColour)
+		w.raw(`<text class="tick" x="`)
 		w.num(left - 7)
 		w.raw(`" y="`)
 		w.num(ty)

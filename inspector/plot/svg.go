@@ -87,6 +87,24 @@ func (w *svgWriter) num(v float64) { w.b.WriteString(coord(v)) }
 // text writes s escaped for text content and attribute values.
 func (w *svgWriter) text(s string) { esc(&w.b, s) }
 
+// line writes a <line> from (x1, y1) to (x2, y2) in stroke, of class when
+// class is not empty.
+func (w *svgWriter) line(class string, x1, y1, x2, y2 float64, stroke string) {
+	if class != "" {
+		w.raw(`<line class="` + class + `" x1="`)
+	} else {
+		w.raw(`<line x1="`)
+	}
+	w.num(x1)
+	w.raw(`" x2="`)
+	w.num(x2)
+	w.raw(`" y1="`)
+	w.num(y1)
+	w.raw(`" y2="`)
+	w.num(y2)
+	w.raw(`" stroke="` + stroke + `"/>`)
+}
+
 // String is the document.
 func (w *svgWriter) String() string { return w.b.String() }
 
