@@ -185,15 +185,19 @@ func (s *Store) vectorLeg(ctx context.Context, kind store.Kind, userID string, r
 }
 
 func sortScored(leg []driver.Scored) {
-	slices.SortStableFunc(leg, func(a, b driver.Scored) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return compareStrings(a.ID, b.ID)
-	})
+	slices.SortStableFunc(leg, func(a, b driver.Scored) int { return bestFirst(a.Score, a.ID, b.Score, b.ID) })
+}
+
+// bestFirst orders by score, highest first, then by id, as every ranking
+// in Go does (driver.Below).
+func bestFirst(aScore float64, aID string, bScore float64, bID string) int {
+	switch {
+	case aScore > bScore:
+		return -1
+	case aScore < bScore:
+		return 1
+	}
+	return compareStrings(aID, bID)
 }
 
 // textMatch returns the full-text candidate predicate for terms, each
@@ -440,15 +444,7 @@ func bestCandidates[T any](ctx context.Context, s *Store, kind store.Kind, userI
 		}
 		rows[i].bound = driver.BM25(tf, max(rows[i].Length, len(tf)), df, n, avg)
 	}
-	slices.SortFunc(rows, func(a, b scanned) int {
-		switch {
-		case a.bound > b.bound:
-			return -1
-		case a.bound < b.bound:
-			return 1
-		}
-		return compareStrings(a.ID, b.ID)
-	})
+	slices.SortFunc(rows, func(a, b scanned) int { return bestFirst(a.bound, a.ID, b.bound, b.ID) })
 	if len(rows) > limit {
 		rows = rows[:limit]
 	}
