@@ -11,22 +11,13 @@
 const assert = require("node:assert/strict");
 const { AIProjectClient } = require("@azure/ai-projects");
 
-const endpoint = process.env.AGENTMEMORY_E2E_ENDPOINT;
-const key = process.env.AGENTMEMORY_E2E_KEY;
-if (!endpoint || !key) {
-  console.error("AGENTMEMORY_E2E_ENDPOINT and AGENTMEMORY_E2E_KEY are required");
-  process.exit(2);
-}
+const { endpoint, key, ok } = require("./env.js");
 
 // A TokenCredential handing out the API key: the SDK sends it as
 // "Authorization: Bearer <key>".
 const credential = {
   getToken: async () => ({ token: key, expiresOnTimestamp: Date.now() + 3600 * 1000 }),
 };
-
-function ok(op) {
-  console.log("ok " + op);
-}
 
 async function collect(iter) {
   const out = [];

@@ -13,16 +13,7 @@
 const assert = require("node:assert/strict");
 const OpenAI = require("openai");
 
-const endpoint = process.env.AGENTMEMORY_E2E_ENDPOINT;
-const key = process.env.AGENTMEMORY_E2E_KEY;
-if (!endpoint || !key) {
-  console.error("AGENTMEMORY_E2E_ENDPOINT and AGENTMEMORY_E2E_KEY are required");
-  process.exit(2);
-}
-
-function ok(step) {
-  console.log("ok " + step);
-}
+const { endpoint, key, ok } = require("./env.js");
 
 // client is an OpenAI client of the gateway for one user.
 function client(user) {

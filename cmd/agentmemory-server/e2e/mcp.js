@@ -12,16 +12,7 @@ const assert = require("node:assert/strict");
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
-const endpoint = process.env.AGENTMEMORY_E2E_ENDPOINT;
-const key = process.env.AGENTMEMORY_E2E_KEY;
-if (!endpoint || !key) {
-  console.error("AGENTMEMORY_E2E_ENDPOINT and AGENTMEMORY_E2E_KEY are required");
-  process.exit(2);
-}
-
-function ok(step) {
-  console.log("ok " + step);
-}
+const { endpoint, key, ok } = require("./env.js");
 
 // api calls the Memory Store API itself with the key.
 async function api(method, path, body) {
