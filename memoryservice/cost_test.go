@@ -30,8 +30,6 @@ type requestCounter struct {
 	n    map[[2]string]int // {kind, part} -> requests
 }
 
-var debugCounter = false
-
 func newRequestCounter() *requestCounter {
 	return &requestCounter{next: http.DefaultTransport, n: map[[2]string]int{}}
 }
@@ -41,9 +39,6 @@ func (c *requestCounter) Do(r *http.Request) (*http.Response, error) {
 	part := "none"
 	if pk := r.Header.Get("x-ms-documentdb-partitionkey"); pk != "" {
 		part = partOf(strings.Trim(pk, `[]"`))
-	}
-	if debugCounter {
-		fmt.Println("REQ", r.Method, r.URL.Path, kind, part, r.Header.Get("x-ms-documentdb-partitionkey"), r.Header.Get("x-ms-documentdb-isquery"), r.Header.Get("Content-Type"))
 	}
 	c.mu.Lock()
 	c.n[[2]string{kind, part}]++
