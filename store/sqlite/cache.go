@@ -247,6 +247,19 @@ func (c *vecCache) put(k cacheKey, s *vecSet) {
 // non-negative (newGen, or 0 for none).
 const staleGen = -1
 
+// unknownGen is the generation a write replaced when it did not read it
+// (no set of the user's kind was cached): no set has it, so apply marks
+// one cached meanwhile stale.
+const unknownGen = -2
+
+// has reports whether the cache holds a set for k.
+func (c *vecCache) has(k cacheKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[k]
+	return ok
+}
+
 // hasText reports whether a set with a text index is cached for k: a
 // write then tokenizes what it writes, for apply.
 func (c *vecCache) hasText(k cacheKey) bool {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,7 @@ type untokenized struct {
 	kind   store.Kind
 	rid    int64
 	change int
+	noText bool // the document has no indexed text: no tokens
 }
 
 // genBump is a generation changed by a write: old to new.
@@ -303,9 +305,15 @@ func (s *Store) run(tx *writeTx, r *writeReq) (err error) {
 		if seen {
 			continue
 		}
-		old, err := readGen(ctx, tx, userID, c.kind)
-		if err != nil {
-			return s.fail(op, err)
+		// The generation replaced matters only to a set cached here, which
+		// apply takes the changes into in place when it is current. Without
+		// one the read is skipped, and a set cached before the commit is
+		// marked stale instead (unknownGen is no set's generation).
+		old := int64(unknownGen)
+		if s.cache.has(cacheKey{userID, c.kind}) {
+			if old, err = readGen(ctx, tx, userID, c.kind); err != nil {
+				return s.fail(op, err)
+			}
 		}
 		g := newGen()
 		if _, err := tx.ExecContext(ctx, upsertGenSQL, userID, string(c.kind), g); err != nil {
@@ -343,7 +351,7 @@ func (s *Store) readChangeTerms(ctx context.Context, tx txn, userID string, chan
 		for j, i := range idx {
 			changes[i].terms = terms[j].terms
 			if terms[j].missing {
-				untok = append(untok, untokenized{kind, terms[j].rid, i})
+				untok = append(untok, untokenized{kind, terms[j].rid, i, changes[i].noText})
 			}
 		}
 	}
@@ -358,20 +366,31 @@ func (s *Store) readChangeTerms(ctx context.Context, tx txn, userID string, chan
 func (s *Store) storeBatchTerms(ctx context.Context, tx txn, batch []*writeReq) {
 	for _, kind := range store.Kinds {
 		var rids []int64
+		fresh := make(map[int64]*docTerms)
 		for _, r := range batch {
 			for _, u := range r.untokenized {
-				if u.kind == kind {
+				switch {
+				case u.kind != kind:
+				case u.noText:
+					fresh[u.rid] = &docTerms{} // nothing for the tokenizer to do
+				default:
 					rids = append(rids, u.rid)
 				}
 			}
 		}
-		if len(rids) == 0 {
+		if len(rids) == 0 && len(fresh) == 0 {
 			continue
 		}
 		slices.Sort(rids)
 		rids = slices.Compact(rids)
 		sp, _ := specOf(kind)
-		fresh, err := tokenizeDocs(ctx, tx, sp, rids)
+		var err error
+		if len(rids) > 0 {
+			var tokenized map[int64]*docTerms
+			if tokenized, err = tokenizeDocs(ctx, tx, sp, rids); err == nil {
+				maps.Copy(fresh, tokenized)
+			}
+		}
 		if err == nil {
 			err = insertDocTerms(ctx, tx, sp, fresh)
 		}

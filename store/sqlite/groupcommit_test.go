@@ -461,3 +461,84 @@ func idsOf(hits []driver.Scored) []string {
 	}
 	return out
 }
+
+// TestGroupCommitTermsOfSessionsWithoutText: a session with no indexed
+// text (no summary, no key topics: a live session's state, a coordination
+// record) gets an empty terms row in its batch like any other, and when
+// it gains a summary it is tokenized and found.
+func TestGroupCommitTermsOfSessionsWithoutText(t *testing.T) {
+	ctx := t.Context()
+	s, path := openTest(t)
+	put := func(d *store.Session) func() error {
+		return func() error { return s.PutSession(ctx, "alice", d) }
+	}
+	now := time.Now()
+	bare := &store.Session{ID: "bare", StartTime: now, State: store.SessionState{CumulativeSummary: `{"queued":"x"}`}}
+	topics := &store.Session{ID: "topics", StartTime: now, KeyTopics: []string{"orchards"}}
+	summed := &store.Session{ID: "summed", StartTime: now, Summary: "pears ripen in the orchard"}
+	for i, err := range batch(t, s, put(bare), put(topics), put(summed)) {
+		require.NoError(t, err, "write %d", i)
+	}
+	sp, _ := specOf(store.KindSessionSummary)
+	mine, _ := countTerms(t, path, sp, "alice")
+	assert.Equal(t, 3, mine, "every session has its terms row")
+	var rows []*docTerms
+	for _, id := range []string{"bare", "topics", "summed"} {
+		got, err := readTerms(ctx, dbOfStore(t, s), "alice", sp, []string{id}, true)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.False(t, got[0].missing, "%s has a terms row", id)
+		rows = append(rows, got[0].terms)
+	}
+	assert.Zero(t, rows[0].length, "no text, no tokens")
+	assert.Equal(t, []termFreq{{"orchard", 1}}, rows[1].terms, "key topics are tokenized (porter: orchards → orchard)")
+	assert.Equal(t, 5, rows[2].length)
+
+	require.NotEmpty(t, sessionTextHits(t, s, "alice", "orchard")) // the text index is cached now
+	bare.Summary = "the bare session now mentions apricots"
+	require.NoError(t, s.PutSession(ctx, "alice", bare))
+	assert.Equal(t, []string{"bare"}, idsOf(sessionTextHits(t, s, "alice", "apricots")), "a summary written later is searchable")
+}
+
+func sessionTextHits(t *testing.T, s *Store, user, q string) []driver.Scored {
+	t.Helper()
+	hits, err := s.SearchSessions(t.Context(), user, store.SearchRequest{Text: q, TopK: 20})
+	require.NoError(t, err)
+	out := make([]driver.Scored, len(hits))
+	for i, h := range hits {
+		out[i] = driver.Scored{ID: h.Doc.ID, Score: h.TextScore}
+	}
+	return out
+}
+
+// TestGroupCommitSetCachedDuringTheBatch: a write for a user with no
+// cached set does not read the generation it replaces; a set of that user
+// loaded while its batch runs (from the state before the batch) is then
+// not taken as current, and a search after the commit finds the write.
+func TestGroupCommitSetCachedDuringTheBatch(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openTest(t)
+	put := func(id, content string) error {
+		return s.PutInteraction(ctx, "carol", &store.Interaction{ID: id, SessionID: "s", Timestamp: time.Now(),
+			FirstTurn: 1, LastTurn: 1, Content: content})
+	}
+	require.NoError(t, put("c0", "a note about violins"))
+	require.False(t, s.cache.has(cacheKey{"carol", store.KindInteraction}), "nothing searched yet: nothing cached")
+	var during []driver.Scored
+	errs := batch(t, s,
+		func() error { return put("c1", "another note about violins and cellos") },
+		func() error {
+			// Runs in the batch after c1's write, before its commit: the
+			// search reads the committed state and caches carol's set.
+			return s.write(ctx, "probe", "", func(*writeTx) ([]change, error) {
+				during = textHits(t, s, "carol", "violins")
+				return nil, nil
+			})
+		},
+	)
+	for i, err := range errs {
+		require.NoError(t, err, "write %d", i)
+	}
+	assert.Equal(t, []string{"c0"}, idsOf(during), "the search in the batch saw the state before it")
+	assert.ElementsMatch(t, []string{"c0", "c1"}, idsOf(textHits(t, s, "carol", "violins")), "after the commit the write is found")
+}

@@ -75,7 +75,7 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 func sessionChange(d *store.Session) change {
 	r := &vecRow{id: d.ID, session: d.ID, t: timeKey(d.StartTime)}
 	r.setVectors(slices.Clone(d.SummaryVector))
-	return change{kind: store.KindSessionSummary, upsert: r}
+	return change{kind: store.KindSessionSummary, upsert: r, noText: d.Summary == "" && len(d.KeyTopics) == 0}
 }
 
 // GetSession returns the session document with its ETag, or

@@ -313,6 +313,9 @@ type change struct {
 	remove string
 	// terms are upsert's tokens, for a cached text index (see readChangeTerms).
 	terms *docTerms
+	// noText says upsert has no indexed text: its terms row is empty
+	// without running the tokenizer.
+	noText bool
 }
 
 func isStoreErr(err error) bool {
