@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,7 +72,6 @@ type untokenized struct {
 	kind   store.Kind
 	rid    int64
 	change int
-	noText bool // the document has no indexed text: no tokens
 }
 
 // genBump is a generation changed by a write: old to new.
@@ -328,14 +326,21 @@ func (s *Store) run(tx *writeTx, r *writeReq) (err error) {
 // readChangeTerms fills the tokens of the upserts whose kind has a cached
 // text index for the user from their terms rows (terms.go), and returns
 // the upserts that have none: the batch tokenizes them together
-// (storeBatchTerms).
+// (storeBatchTerms). An upsert without indexed text has no tokens and
+// is left without a terms row.
 func (s *Store) readChangeTerms(ctx context.Context, tx txn, userID string, changes []change) ([]untokenized, error) {
 	var untok []untokenized
 	for _, kind := range store.Kinds {
 		var idx []int
 		var ids []string
 		for i, c := range changes {
-			if c.kind == kind && c.upsert != nil {
+			switch {
+			case c.kind != kind || c.upsert == nil:
+			case c.noText:
+				// No tokens, and no terms row to read or write: a document
+				// without one is tokenized when a load reaches it.
+				changes[i].terms = &docTerms{}
+			default:
 				idx = append(idx, i)
 				ids = append(ids, c.upsert.id)
 			}
@@ -351,7 +356,7 @@ func (s *Store) readChangeTerms(ctx context.Context, tx txn, userID string, chan
 		for j, i := range idx {
 			changes[i].terms = terms[j].terms
 			if terms[j].missing {
-				untok = append(untok, untokenized{kind, terms[j].rid, i, changes[i].noText})
+				untok = append(untok, untokenized{kind, terms[j].rid, i})
 			}
 		}
 	}
@@ -366,31 +371,20 @@ func (s *Store) readChangeTerms(ctx context.Context, tx txn, userID string, chan
 func (s *Store) storeBatchTerms(ctx context.Context, tx txn, batch []*writeReq) {
 	for _, kind := range store.Kinds {
 		var rids []int64
-		fresh := make(map[int64]*docTerms)
 		for _, r := range batch {
 			for _, u := range r.untokenized {
-				switch {
-				case u.kind != kind:
-				case u.noText:
-					fresh[u.rid] = &docTerms{} // nothing for the tokenizer to do
-				default:
+				if u.kind == kind {
 					rids = append(rids, u.rid)
 				}
 			}
 		}
-		if len(rids) == 0 && len(fresh) == 0 {
+		if len(rids) == 0 {
 			continue
 		}
 		slices.Sort(rids)
 		rids = slices.Compact(rids)
 		sp, _ := specOf(kind)
-		var err error
-		if len(rids) > 0 {
-			var tokenized map[int64]*docTerms
-			if tokenized, err = tokenizeDocs(ctx, tx, sp, rids); err == nil {
-				maps.Copy(fresh, tokenized)
-			}
-		}
+		fresh, err := tokenizeDocs(ctx, tx, sp, rids)
 		if err == nil {
 			err = insertDocTerms(ctx, tx, sp, fresh)
 		}

@@ -21,6 +21,35 @@ ON CONFLICT (user_id, id) DO UPDATE SET
 	reflection_status = excluded.reflection_status, etag = excluded.etag,
 	summary_vector = excluded.summary_vector, doc = excluded.doc`
 
+// sessionInsert writes a new session (CreateOnly), and sessionReplace one
+// whose stored ETag is the last argument; each changes no row otherwise.
+// The check and the write are one statement.
+const (
+	sessionInsert = `INSERT INTO session_summaries
+	(user_id, id, start_time, status, reflection_status, etag, summary_vector, doc)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (user_id, id) DO NOTHING`
+	sessionReplace = `UPDATE session_summaries SET
+	start_time = ?3, status = ?4, reflection_status = ?5, etag = ?6, summary_vector = ?7, doc = ?8
+WHERE user_id = ?1 AND id = ?2 AND etag = ?9`
+)
+
+// sessionConflict explains why a conditional write of doc changed no
+// row: the session exists (CreateOnly), is gone, or has another ETag.
+func sessionConflict(ctx context.Context, tx *writeTx, userID string, doc *store.Session) error {
+	var cur string
+	err := tx.QueryRowContext(ctx, sessionETagSQL, userID, doc.ID).Scan(&cur)
+	switch {
+	case doc.ETag == store.CreateOnly && err == nil:
+		return fmt.Errorf("%w: session %s already exists", store.ErrConflict, doc.ID)
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: session %s no longer exists (ETag %s)", store.ErrConflict, doc.ID, doc.ETag)
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%w: session %s changed: ETag %s, stored %s", store.ErrConflict, doc.ID, doc.ETag, cur)
+}
+
 // PutSession writes a session document. With an empty doc.ETag it inserts
 // or replaces unconditionally; otherwise it succeeds only if the stored
 // document still has that ETag, and fails with store.ErrConflict if it has
@@ -40,27 +69,24 @@ func (s *Store) PutSession(ctx context.Context, userID string, doc *store.Sessio
 	}
 	etag := rand.Text()
 	err = s.write(ctx, "put session", userID, func(tx *writeTx) ([]change, error) {
-		if doc.ETag != "" {
-			var cur string
-			err := tx.QueryRowContext(ctx, sessionETagSQL, userID, doc.ID).Scan(&cur)
-			if doc.ETag == store.CreateOnly {
-				switch {
-				case err == nil:
-					return nil, fmt.Errorf("%w: session %s already exists", store.ErrConflict, doc.ID)
-				case !errors.Is(err, sql.ErrNoRows):
-					return nil, err
-				}
-			} else if errors.Is(err, sql.ErrNoRows) {
-				return nil, fmt.Errorf("%w: session %s no longer exists (ETag %s)", store.ErrConflict, doc.ID, doc.ETag)
-			} else if err != nil {
-				return nil, err
-			} else if cur != doc.ETag {
-				return nil, fmt.Errorf("%w: session %s changed: ETag %s, stored %s", store.ErrConflict, doc.ID, doc.ETag, cur)
-			}
+		args := []any{userID, doc.ID, timeKey(doc.StartTime), string(doc.Status), string(doc.ReflectionStatus), etag,
+			encodeVector(doc.SummaryVector), b}
+		q := sessionUpsert
+		switch doc.ETag {
+		case "":
+		case store.CreateOnly:
+			q = sessionInsert
+		default:
+			q, args = sessionReplace, append(args, doc.ETag)
 		}
-		if _, err := tx.ExecContext(ctx, sessionUpsert, userID, doc.ID, timeKey(doc.StartTime), string(doc.Status),
-			string(doc.ReflectionStatus), etag, encodeVector(doc.SummaryVector), b); err != nil {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", doc.ID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, fmt.Errorf("session %s: %w", doc.ID, err)
+		} else if n == 0 {
+			return nil, sessionConflict(ctx, tx, userID, doc)
 		}
 		return []change{sessionChange(doc)}, nil
 	})

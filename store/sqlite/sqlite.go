@@ -313,8 +313,8 @@ type change struct {
 	remove string
 	// terms are upsert's tokens, for a cached text index (see readChangeTerms).
 	terms *docTerms
-	// noText says upsert has no indexed text: its terms row is empty
-	// without running the tokenizer.
+	// noText says upsert has no indexed text: no tokens, and no terms
+	// row is read or written (readChangeTerms).
 	noText bool
 }
 

@@ -73,8 +73,8 @@ ON CONFLICT (user_id) DO UPDATE SET etag = excluded.etag, doc = excluded.doc`
 // statements after it name its temporary tables.
 func writeStatements() []string {
 	qs := append([]string{}, tokSetup...)
-	qs = append(qs, tokClear, tokInstances, readGenSQL, upsertGenSQL,
-		sessionETagSQL, sessionUpsert, interactionUpsert, insightUpsert, deleteSessionSQL, deleteTurnsSQL,
+	qs = append(qs, `SAVEPOINT `+savepoint, `RELEASE `+savepoint, tokClear, tokInstances, readGenSQL, upsertGenSQL,
+		sessionETagSQL, sessionUpsert, sessionInsert, sessionReplace, interactionUpsert, insightUpsert, deleteSessionSQL, deleteTurnsSQL,
 		turnSeqSQL, lastSeqSQL, insertTurnSQL, userStateETagSQL, upsertUserState)
 	for _, kind := range store.Kinds {
 		sp, _ := specOf(kind)
