@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -29,7 +28,7 @@ func BenchmarkQueryTokens(b *testing.B) {
 					s.toks.m = nil
 					s.toks.mu.Unlock()
 				}
-				err := s.read(b.Context(), "bench", func(tx *sql.Tx) error {
+				err := s.read(b.Context(), "bench", func(tx *readTx) error {
 					_, err := s.queryTokens(b.Context(), tx, words)
 					return err
 				})

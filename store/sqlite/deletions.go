@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -71,7 +70,7 @@ func (s *Store) ListDeletions(ctx context.Context, after int64, limit int) ([]*s
 		limit = -1 // SQLite: no limit
 	}
 	out := []*store.DeletionRecord{}
-	err := s.read(ctx, "list deletions", func(tx *sql.Tx) error {
+	err := s.read(ctx, "list deletions", func(tx *readTx) error {
 		var err error
 		out, err = queryDeletions(ctx, tx, `SELECT `+deletionColumns+` FROM deletion_log WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 		return err
@@ -85,7 +84,7 @@ func (s *Store) LastDeletion(ctx context.Context) (*store.DeletionRecord, error)
 		return nil, err
 	}
 	var rec *store.DeletionRecord
-	err := s.read(ctx, "last deletion", func(tx *sql.Tx) error {
+	err := s.read(ctx, "last deletion", func(tx *readTx) error {
 		recs, err := queryDeletions(ctx, tx, `SELECT `+deletionColumns+` FROM deletion_log ORDER BY seq DESC LIMIT 1`)
 		if err != nil {
 			return err

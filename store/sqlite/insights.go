@@ -70,7 +70,7 @@ func (s *Store) GetInsight(ctx context.Context, userID, id string) (*store.Insig
 		return nil, err
 	}
 	var doc *store.Insight
-	err := s.read(ctx, "get insight", func(tx *sql.Tx) error {
+	err := s.read(ctx, "get insight", func(tx *readTx) error {
 		var err error
 		doc, err = getInsight(ctx, tx, userID, id, false)
 		return err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"maps"
 	"slices"
@@ -53,7 +52,7 @@ func (s *Store) loadShared(key cacheKey, sp spec) *setLoad {
 		defer s.loads.wg.Done()
 		ctx := s.loads.ctx
 		var unsaved map[int64]*docTerms
-		l.err = s.readOn(ctx, s.lr, "load "+string(key.kind), func(tx *sql.Tx) error {
+		l.err = s.readOn(ctx, s.lr, nil, "load "+string(key.kind), func(tx *readTx) error {
 			gen, err := readGen(ctx, tx, key.user, key.kind)
 			if err != nil {
 				return err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/agentmemory/agentmemory/store"
@@ -17,7 +16,7 @@ const refFTS = "am_ref_fts"
 // superseded insights), their text as the kind's triggers index it, under
 // their rowids; it returns the spec of that table and a function dropping
 // it. bm25() over it uses the user's own corpus statistics.
-func refCorpus(ctx context.Context, tx *sql.Tx, userID string, sp spec) (spec, func() error, error) {
+func refCorpus(ctx context.Context, tx txn, userID string, sp spec) (spec, func() error, error) {
 	if _, err := tx.ExecContext(ctx, `CREATE VIRTUAL TABLE temp.`+refFTS+` USING fts5 (c0, c1, c2, c3, tokenize = '`+tokenize+`')`); err != nil {
 		return spec{}, nil, err
 	}
@@ -42,7 +41,7 @@ func refCorpus(ctx context.Context, tx *sql.Tx, userID string, sp spec) (spec, f
 // user's documents for a sanitised MATCH expression, over the FTS5 table
 // sp.fts, joined to the base table. Over refCorpus's table it is what the
 // text leg must return.
-func refTextLeg(ctx context.Context, tx *sql.Tx, userID string, sp spec, f *filter, match string, k int) ([]driver.Scored, error) {
+func refTextLeg(ctx context.Context, tx txn, userID string, sp spec, f *filter, match string, k int) ([]driver.Scored, error) {
 	var w where
 	w.add(sp.fts+" MATCH ?", match)
 	w.add("t.user_id = ?", userID)

@@ -41,7 +41,7 @@ func specOf(kind store.Kind) (spec, bool) {
 
 // SearchInteractions ranks the user's interactions for q.
 func (s *Store) SearchInteractions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Interaction], error) {
-	return search(ctx, s, userID, store.KindInteraction, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.Interaction, error) {
+	return search(ctx, s, userID, store.KindInteraction, q, func(ctx context.Context, tx txn, ids []string) ([]*store.Interaction, error) {
 		return queryInteractions(ctx, tx, `SELECT id, doc, content_vector, summary_vector FROM interactions
 WHERE user_id = ? AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
 	}, func(d *store.Interaction) string { return d.ID })
@@ -49,7 +49,7 @@ WHERE user_id = ? AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)..
 
 // SearchInsights ranks the user's active insights for q.
 func (s *Store) SearchInsights(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Insight], error) {
-	return search(ctx, s, userID, store.KindInsight, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.Insight, error) {
+	return search(ctx, s, userID, store.KindInsight, q, func(ctx context.Context, tx txn, ids []string) ([]*store.Insight, error) {
 		return queryInsights(ctx, tx, `SELECT id, doc, insight_vector FROM insights
 WHERE user_id = ? AND superseded = 0 AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
 	}, func(d *store.Insight) string { return d.ID })
@@ -57,7 +57,7 @@ WHERE user_id = ? AND superseded = 0 AND id IN (`+placeholders(len(ids))+`)`, id
 
 // SearchSessions ranks the user's session summaries for q.
 func (s *Store) SearchSessions(ctx context.Context, userID string, q store.SearchRequest) ([]store.Hit[*store.Session], error) {
-	return search(ctx, s, userID, store.KindSessionSummary, q, func(ctx context.Context, tx *sql.Tx, ids []string) ([]*store.Session, error) {
+	return search(ctx, s, userID, store.KindSessionSummary, q, func(ctx context.Context, tx txn, ids []string) ([]*store.Session, error) {
 		return querySessions(ctx, tx, `SELECT id, doc, summary_vector, etag FROM session_summaries
 WHERE user_id = ? AND id IN (`+placeholders(len(ids))+`)`, idArgs(userID, ids)...)
 	}, func(d *store.Session) string { return d.ID })
@@ -81,7 +81,7 @@ const legDepth = 100
 // search runs the vector legs and the text leg of q in one read snapshot,
 // fuses them with driver.Combine and loads the winners' documents.
 func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind, q store.SearchRequest,
-	load func(context.Context, *sql.Tx, []string) ([]T, error), idOf func(T) string) ([]store.Hit[T], error) {
+	load func(context.Context, txn, []string) ([]T, error), idOf func(T) string) ([]store.Hit[T], error) {
 	if err := s.check(userID); err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 	}
 	depth := max(q.TopK, legDepth)
 	var hits []store.Hit[T]
-	err = s.read(ctx, "search "+string(kind), func(tx *sql.Tx) error {
+	err = s.read(ctx, "search "+string(kind), func(tx *readTx) error {
 		// The user's set serves the vector legs and, through its text
 		// index, the text leg.
 		set, release, err := s.vectorSet(ctx, tx, userID, sp, match != "")
@@ -176,7 +176,7 @@ func search[T any](ctx context.Context, s *Store, userID string, kind store.Kind
 // until release is called), else one loaded from the file, which it then
 // caches. A cached set always has its text index; with the cache off, a
 // set has one when withText asks for it.
-func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, withText bool) (set *vecSet, release func(), err error) {
+func (s *Store) vectorSet(ctx context.Context, tx txn, userID string, sp spec, withText bool) (set *vecSet, release func(), err error) {
 	gen, err := readGen(ctx, tx, userID, sp.kind)
 	if err != nil {
 		return nil, nil, err
@@ -230,7 +230,7 @@ func (s *Store) vectorSet(ctx context.Context, tx *sql.Tx, userID string, sp spe
 // built from the documents' terms rows; documents without one (or with a
 // malformed one) are tokenized, and their tokens returned in unsaved, by
 // rid, for the caller to store (Store.saveTerms).
-func loadSet(ctx context.Context, tx *sql.Tx, userID string, sp spec, gen int64, withText, withCodes bool) (_ *vecSet, unsaved map[int64]*docTerms, _ error) {
+func loadSet(ctx context.Context, tx txn, userID string, sp spec, gen int64, withText, withCodes bool) (_ *vecSet, unsaved map[int64]*docTerms, _ error) {
 	terms := "NULL"
 	if withText {
 		terms = "x.terms"

@@ -79,6 +79,8 @@ type Store struct {
 	log  *slog.Logger
 	w    *sql.DB // the one writer connection, BEGIN IMMEDIATE
 	r    *sql.DB // readers
+	// rstmts keeps the statements of r prepared (readtx.go).
+	rstmts *stmtCache
 	// lr reads for the set loads (setLoads): searches waiting for a load
 	// hold connections of r, so a load taking one of them could wait for
 	// them forever.
@@ -161,16 +163,17 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	lr.SetMaxIdleConns(1)
 	bg, stop := context.WithCancel(context.Background())
 	return &Store{
-		path:  path,
-		v:     driver.Validator{Dimensions: cfg.Dimensions},
-		log:   log,
-		w:     w,
-		r:     r,
-		lr:    lr,
-		cache: newVecCache(cfg.VectorCacheBytes),
-		pf:    prefilter{min: cfg.VectorPrefilterMin},
-		loads: setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
-		wq:    writeQueue{lead: make(chan struct{}, 1)},
+		path:   path,
+		v:      driver.Validator{Dimensions: cfg.Dimensions},
+		log:    log,
+		w:      w,
+		r:      r,
+		rstmts: newStmtCache(r),
+		lr:     lr,
+		cache:  newVecCache(cfg.VectorCacheBytes),
+		pf:     prefilter{min: cfg.VectorPrefilterMin},
+		loads:  setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
+		wq:     writeQueue{lead: make(chan struct{}, 1)},
 
 		prepared: prepared,
 		stop:     stop,
@@ -276,7 +279,7 @@ func (s *Store) Close() error {
 		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
-		s.closeErr = errors.Join(s.r.Close(), s.lr.Close(), closeStatements(s.prepared), s.w.Close())
+		s.closeErr = errors.Join(s.rstmts.close(), s.r.Close(), s.lr.Close(), closeStatements(s.prepared), s.w.Close())
 		s.cache.clear()
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)
@@ -374,7 +377,7 @@ func queryDocs[D any](ctx context.Context, q queryer, what string, cols int, dec
 // transaction; op names the call in errors.
 func readDocs[D any](ctx context.Context, s *Store, op string, query func(context.Context, queryer, string, ...any) ([]D, error), q string, args ...any) ([]D, error) {
 	var out []D
-	err := s.read(ctx, op, func(tx *sql.Tx) error {
+	err := s.read(ctx, op, func(tx *readTx) error {
 		var err error
 		out, err = query(ctx, tx, q, args...)
 		return err
@@ -411,18 +414,18 @@ func readGen(ctx context.Context, q queryer, userID string, kind store.Kind) (in
 // that succeeds commits, which writes nothing to the file but keeps the
 // temporary tables the text leg creates on the connection (a rollback
 // would drop them, and every search would create them again).
-func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	return s.readOn(ctx, s.r, op, fn)
+func (s *Store) read(ctx context.Context, op string, fn func(tx *readTx) error) error {
+	return s.readOn(ctx, s.r, s.rstmts, op, fn)
 }
 
 // readOn is read on the connections of db.
-func (s *Store) readOn(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) error) error {
+func (s *Store) readOn(ctx context.Context, db *sql.DB, stmts *stmtCache, op string, fn func(tx *readTx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.fail(op, err)
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(&readTx{tx, stmts}); err != nil {
 		if isStoreErr(err) {
 			return err
 		}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -136,7 +135,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 				filters = append(filters, filter{kind: kind, session: "s4"})
 			}
 			for _, user := range []string{"alice", "bob"} {
-				err := s.read(ctx, "test", func(tx *sql.Tx) error {
+				err := s.read(ctx, "test", func(tx *readTx) error {
 					set, release, err := s.vectorSet(ctx, tx, user, sp, true)
 					require.NoError(t, err)
 					defer release()
@@ -271,7 +270,7 @@ func TestQueryWordsOfSeveralTokens(t *testing.T) {
 		Content: "alpha x", Summary: "y beta"}))
 	require.NoError(t, s.PutInteraction(ctx, "u", &store.Interaction{ID: "i2", SessionID: "s", FirstTurn: 2, LastTurn: 2,
 		Content: "x y"}))
-	err = s.read(ctx, "test", func(tx *sql.Tx) error {
+	err = s.read(ctx, "test", func(tx *readTx) error {
 		toks, err := s.queryTokens(ctx, tx, []string{"bonds", word})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"bond"}, toks[0])
@@ -549,17 +548,17 @@ func TestTokenizerTablesOutliveTheRead(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{MaxReaders: 1})
 	require.NoError(t, err)
 	defer s.Close()
-	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+	require.NoError(t, s.read(ctx, "test", func(tx *readTx) error {
 		_, err := s.queryTokens(ctx, tx, []string{"bonds", "rates"})
 		return err
 	}))
 	var n int
-	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+	require.NoError(t, s.read(ctx, "test", func(tx *readTx) error {
 		return tx.QueryRowContext(ctx, `SELECT count(*) FROM temp.sqlite_schema WHERE name IN ('am_tok', 'am_tok_inst')`).Scan(&n)
 	}))
 	assert.Equal(t, 2, n, "the tokenizer tables are still there")
 	var rows int
-	require.NoError(t, s.read(ctx, "test", func(tx *sql.Tx) error {
+	require.NoError(t, s.read(ctx, "test", func(tx *readTx) error {
 		return tx.QueryRowContext(ctx, `SELECT count(*) FROM temp.am_tok_inst`).Scan(&rows)
 	}))
 	assert.Zero(t, rows, "and empty")

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 
@@ -13,7 +12,7 @@ import (
 // textLegIndex ranks the user's documents in the index x for the query
 // words (one FTS5 phrase each, as sanitise makes them), by BM25 over the
 // user's corpus: the text leg.
-func (s *Store) textLegIndex(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, f *filter, words []string, k int) ([]driver.Scored, error) {
+func (s *Store) textLegIndex(ctx context.Context, tx txn, userID string, x *textIndex, sp spec, f *filter, words []string, k int) ([]driver.Scored, error) {
 	ph, err := s.queryPhrases(ctx, tx, userID, x, sp, words)
 	if err != nil {
 		return nil, err
@@ -28,7 +27,7 @@ func (s *Store) textLegIndex(ctx context.Context, tx *sql.Tx, userID string, x *
 }
 
 // queryPhrases returns the phrases of the query words over x, in order.
-func (s *Store) queryPhrases(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, words []string) ([]phrase, error) {
+func (s *Store) queryPhrases(ctx context.Context, tx txn, userID string, x *textIndex, sp spec, words []string) ([]phrase, error) {
 	toks, err := s.queryTokens(ctx, tx, words)
 	if err != nil {
 		return nil, err
@@ -55,7 +54,7 @@ func (s *Store) queryPhrases(ctx context.Context, tx *sql.Tx, userID string, x *
 // phrase toks (two tokens or more, consecutive in one column, as FTS5
 // matches a phrase) and counts its occurrences in each, by tokenizing with
 // positions the documents that hold every one of its tokens.
-func phraseOf(ctx context.Context, tx *sql.Tx, userID string, x *textIndex, sp spec, toks []string) (phrase, error) {
+func phraseOf(ctx context.Context, tx txn, userID string, x *textIndex, sp spec, toks []string) (phrase, error) {
 	// The documents holding every token: the intersection of the
 	// postings, from the rarest token's.
 	lists := make([]phrase, len(toks))

@@ -90,7 +90,7 @@ func (c *tokenCache) put(w string, toks []string) {
 }
 
 // queryTokens returns the FTS5 tokens of each query word, in order.
-func (s *Store) queryTokens(ctx context.Context, tx *sql.Tx, words []string) ([][]string, error) {
+func (s *Store) queryTokens(ctx context.Context, tx txn, words []string) ([][]string, error) {
 	out := make([][]string, len(words))
 	var missing []int
 	for i, w := range words {

@@ -60,7 +60,7 @@ func (s *Store) ListTurns(ctx context.Context, userID, sessionID string, from in
 		return nil, err
 	}
 	out := []*store.Turn{}
-	err := s.read(ctx, "list turns", func(tx *sql.Tx) error {
+	err := s.read(ctx, "list turns", func(tx *readTx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT doc FROM turns WHERE user_id = ? AND session_id = ? AND seq >= ? ORDER BY seq`,
 			userID, sessionID, from)
 		if err != nil {

@@ -17,7 +17,7 @@ func (s *Store) GetUserState(ctx context.Context, userID string) (*store.UserSta
 		return nil, err
 	}
 	var doc *store.UserState
-	err := s.read(ctx, "get user state", func(tx *sql.Tx) error {
+	err := s.read(ctx, "get user state", func(tx *readTx) error {
 		var b []byte
 		var etag string
 		err := tx.QueryRowContext(ctx, `SELECT doc, etag FROM user_state WHERE user_id = ?`, userID).Scan(&b, &etag)
