@@ -75,7 +75,14 @@ type benchOp struct {
 	body func(i int) any
 }
 
-const acceptScopes, searchScopes = 64, 32
+const (
+	acceptScopes = 64
+	searchScopes = 32
+	// searchQuestions is how many different questions the search asks:
+	// request i asks scope i mod 32 about topic i mod 6, the same as
+	// request i+96 (96 is the least common multiple of 32 and 6).
+	searchQuestions = 96
+)
 
 // acceptOp is update_memories answered 202, due in 300 s so that no
 // update runs while it is timed. Each of the 64 scopes gets one accept
@@ -100,10 +107,9 @@ var searchTopics = []string{"dark roast coffee", "a peanut allergy", "saving for
 // searchOp is search_memories over 32 scopes, each given a few memories
 // first, as BenchmarkSearchMemories of memoryservice does: an update per
 // topic, due at once, waited for. Before the timing every replica asks
-// each question the timing asks once (request i asks scope i mod 32 about
-// topic i mod 6: 96 questions), so that each replica's cache of the
-// scopes' memories is loaded whatever the number of replicas; each answer
-// must name a memory.
+// each of the questions the timing asks once, so that each replica's
+// cache of the scopes' memories is loaded whatever the number of
+// replicas; each answer must name a memory.
 func searchOp(b *testing.B, bases []string) benchOp {
 	b.Helper()
 	var ids []string
@@ -128,7 +134,7 @@ func searchOp(b *testing.B, bases []string) benchOp {
 				"items": []any{map[string]any{"role": "user", "content": "What do I think about " + searchTopics[i%len(searchTopics)] + "?"}}}
 		}}
 	for _, base := range bases {
-		for i := range searchScopes * len(searchTopics) / 2 { // lcm(32, 6) = 96
+		for i := range searchQuestions {
 			code, out := call(b, "POST", base+op.path, "", op.body(i))
 			require.Equal(b, http.StatusOK, code, "%v", out)
 			require.NotEmpty(b, out["memories"], "search %d on %s finds its scope's memory: %v", i, base, out)
