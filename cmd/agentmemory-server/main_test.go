@@ -57,7 +57,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func call(t *testing.T, method, url, key string, body any) (int, map[string]any) {
+func call(t testing.TB, method, url, key string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -185,7 +185,7 @@ var listenLine = regexp.MustCompile(`msg="agentmemory-server: serving the Memory
 // with args and, as its whole environment, environment (and PATH and
 // HOME: nothing of the machine's model or store settings), logging
 // into a file of logDir; wait for it with started.
-func launchChild(t *testing.T, id string, args []string, environment map[string]string) *serverProc {
+func launchChild(t testing.TB, id string, args []string, environment map[string]string) *serverProc {
 	t.Helper()
 	bin, err := serverBinary()
 	require.NoError(t, err)
@@ -219,7 +219,7 @@ func launchChild(t *testing.T, id string, args []string, environment map[string]
 
 // started waits until p listens, and fails t with its log if it does not
 // within a minute.
-func (p *serverProc) started(t *testing.T) {
+func (p *serverProc) started(t testing.TB) {
 	t.Helper()
 	select {
 	case addr := <-p.listening:
@@ -230,7 +230,7 @@ func (p *serverProc) started(t *testing.T) {
 }
 
 // logs returns what p has logged so far.
-func (p *serverProc) logs(t *testing.T) string {
+func (p *serverProc) logs(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(p.log)
 	require.NoError(t, err)
@@ -254,7 +254,7 @@ func startChild(t *testing.T, id string, args []string, environment map[string]s
 
 // logDir is where the server processes log: $AGENTMEMORY_TEST_LOGS if
 // set (kept for reading), else a temporary directory.
-func logDir(t *testing.T) string {
+func logDir(t testing.TB) string {
 	if d := os.Getenv("AGENTMEMORY_TEST_LOGS"); d != "" {
 		return d
 	}

@@ -66,7 +66,7 @@ func serve(t *testing.T, vars map[string]string) (string, *syncBuffer) {
 	return base, logs
 }
 
-func waitUpdate(t *testing.T, base, name, id string) map[string]any {
+func waitUpdate(t testing.TB, base, name, id string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

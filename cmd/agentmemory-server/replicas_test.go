@@ -33,13 +33,13 @@ type backend struct {
 }
 
 // sqliteBackend is a new SQLite file.
-func sqliteBackend(t *testing.T) backend {
+func sqliteBackend(t testing.TB) backend {
 	return backend{name: "SQLite file", db: filepath.Join(t.TempDir(), "memory.db")}
 }
 
 // cosmosBackend is a new database of the Cosmos-protocol test server,
 // deleted when t ends; it skips t without the server (fails in CI).
-func cosmosBackend(t *testing.T) backend {
+func cosmosBackend(t testing.TB) backend {
 	t.Helper()
 	admin := cosmostest.NewClient(t)
 	db := cosmostest.DatabaseName(t)
@@ -77,7 +77,7 @@ func (b backend) open(t *testing.T) store.Store {
 // startReplicas starts n server processes on b at once, as a deployment
 // starts its replicas, offline and without a rate limit, each with args
 // and the environment extra, and waits until all of them listen.
-func startReplicas(t *testing.T, b backend, n int, extra map[string]string, args ...string) []*serverProc {
+func startReplicas(t testing.TB, b backend, n int, extra map[string]string, args ...string) []*serverProc {
 	t.Helper()
 	procs := make([]*serverProc, n)
 	for i := range procs {
