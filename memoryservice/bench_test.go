@@ -33,7 +33,7 @@ func benchPost(b *testing.B, client *http.Client, url string, body any, want int
 }
 
 // drive sends b.N requests from clients goroutines and reports
-// requests per second and the 95th percentile latency.
+// requests per second and the 50th and 95th percentile latencies.
 func drive(b *testing.B, clients int, send func(client *http.Client, worker, i int) time.Duration) {
 	var mu sync.Mutex
 	lat := make([]time.Duration, 0, b.N)
@@ -61,6 +61,7 @@ func drive(b *testing.B, clients int, send func(client *http.Client, worker, i i
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
 	}
 	b.ReportMetric(0, "ns/op")
@@ -82,7 +83,7 @@ func BenchmarkSearchMemories(b *testing.B) {
 		}
 	}
 	url := s.srv.URL + "/memory_stores/bench:search_memories?api-version=v1"
-	for _, clients := range []int{8, 32} {
+	for _, clients := range []int{1, 8, 32} {
 		b.Run(fmt.Sprint("clients=", clients), func(b *testing.B) {
 			drive(b, clients, func(c *http.Client, w, i int) time.Duration {
 				return benchPost(b, c, url, map[string]any{"scope": fmt.Sprint("scope-", i%32),
