@@ -255,21 +255,20 @@ func TestCosmosRequestsPerOperation(t *testing.T) {
 
 	// What docs/server.md says of the requests to the records the
 	// replicas coordinate with: update and queue records, markers,
-	// leases, search records. (A record's delete is a query and a delete:
-	// a session's, whose turns go with it.)
+	// leases, search records. A record's delete is one point delete.
 	coordination := []string{"updates", "markers", "leases", "searches"}
 	for _, c := range []struct {
 		rc   requestCounts
 		want string
 	}{
 		{first, "updates 1r+3w markers 1w"},
-		{debounced, "updates 2r+4w markers 1w+1q+1d"},
+		{debounced, "updates 2r+4w markers 1w+1d"},
 		{queued, "updates 1r+3w markers 1w"},
-		{run, "updates 1r+4w markers 1w+2q+1d leases 2r+2w"},
+		{run, "updates 1r+4w markers 1w+1q+1d leases 2r+2w"},
 		{poll, "updates 1r"},
 		{search, "searches 1w"},
 		{continued, "searches 1r+1w"},
-		{deleted, "updates 2r+1w+3q+2d markers 1q leases 2r+2w searches 3q+2d"},
+		{deleted, "updates 2r+1w+1q+2d markers 1d leases 2r+2w searches 1q+2d"},
 		{idlePoll, "markers 1q"},
 		{sweep, "updates 2q leases 1r+1w searches 1q"},
 		{sweepAgain, "leases 1r+1w searches 1q"},

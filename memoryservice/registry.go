@@ -84,8 +84,10 @@ func (s *Service) listRecords(ctx context.Context, user, prefix string, f store.
 	return out, nil
 }
 
+// deleteRecord deletes registry record k, if it is there: one document
+// (a record has no turns), one point delete on Cosmos DB.
 func (s *Service) deleteRecord(ctx context.Context, k recKey) error {
-	_, err := s.st.DeleteSession(ctx, k.user, k.id)
+	err := s.st.DeleteDocument(ctx, k.user, store.KindSessionSummary, k.id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
