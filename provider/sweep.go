@@ -121,9 +121,10 @@ func (p *MemoryProvider) markEnding(ctx context.Context, userID, id string) {
 	}
 }
 
-// unmark removes a session's marker: nothing is outstanding.
+// unmark removes a session's marker: nothing is outstanding. A marker
+// is one document (no turns): one point delete on Cosmos DB.
 func (p *MemoryProvider) unmark(ctx context.Context, userID, id string) {
-	_, err := p.store.DeleteSession(ctx, SweepUserID, markerID(userID, id))
+	err := p.store.DeleteDocument(ctx, SweepUserID, store.KindSessionSummary, markerID(userID, id))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		p.log.WarnContext(ctx, "memory: session marker not removed; a sweep will find nothing to do", "user", userID, "session", id, "err", err)
 	}
@@ -139,7 +140,7 @@ func (p *MemoryProvider) unmarkUser(ctx context.Context, userID string) error {
 	var errs []error
 	for _, d := range docs {
 		if m, err := decodeMarker(d); err == nil && m.User == userID {
-			if _, err := p.store.DeleteSession(ctx, SweepUserID, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := p.store.DeleteDocument(ctx, SweepUserID, store.KindSessionSummary, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				errs = append(errs, fmt.Errorf("delete session marker: %w", err))
 			}
 		}
@@ -353,7 +354,7 @@ func (p *MemoryProvider) sweep(ctx context.Context) error {
 		m, err := decodeMarker(d)
 		if err != nil {
 			p.log.WarnContext(ctx, "memory: unreadable session marker dropped", "err", err)
-			if _, err := p.store.DeleteSession(ctx, SweepUserID, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := p.store.DeleteDocument(ctx, SweepUserID, store.KindSessionSummary, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				p.log.WarnContext(ctx, "memory: unreadable session marker not dropped", "marker", d.ID, "err", err)
 			}
 			continue
