@@ -16,7 +16,9 @@
 // Pages are rendered by html/template, with their stylesheet embedded in
 // the binary: nothing is fetched at run time and no page runs script.
 // Plots are inline SVG (package inspector/plot). Lists are paginated, so
-// a scope of any size answers quickly.
+// a scope of any size answers quickly: a page starts after the last row
+// of the page before, named by the keys the store orders the list by
+// (its time, then id), so rows that share a time are each listed once.
 //
 // # Signing in
 //
