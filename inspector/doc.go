@@ -24,7 +24,9 @@
 //
 // A browser cannot add an Authorization header to a page it navigates
 // to, so a server with API keys asks for one on a sign-in page and keeps
-// it in an HttpOnly, SameSite=Strict cookie (Secure over TLS). Each
+// it in an HttpOnly, SameSite=Strict cookie, Secure when the browser is
+// on HTTPS (memoryservice.Service.PublicScheme: the server's own TLS, or
+// a TLS proxy's forwarded headers when the service trusts them). Each
 // request checks it as the API checks its keys: a key limited to some
 // memory stores sees only those, and any other store's pages answer 403.
 // A server without keys answers only on loopback, without signing in.
