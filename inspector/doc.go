@@ -16,13 +16,17 @@
 // Pages are rendered by html/template, with their stylesheet embedded in
 // the binary: nothing is fetched at run time and no page runs script.
 // Plots are inline SVG (package inspector/plot). Lists are paginated, so
-// a scope of any size answers quickly.
+// a scope of any size answers quickly: a page starts after the last row
+// of the page before, named by the keys the store orders the list by
+// (its time, then id), so rows that share a time are each listed once.
 //
 // # Signing in
 //
 // A browser cannot add an Authorization header to a page it navigates
 // to, so a server with API keys asks for one on a sign-in page and keeps
-// it in an HttpOnly, SameSite=Strict cookie (Secure over TLS). Each
+// it in an HttpOnly, SameSite=Strict cookie, Secure when the browser is
+// on HTTPS (memoryservice.Service.PublicScheme: the server's own TLS, or
+// a TLS proxy's forwarded headers when the service trusts them). Each
 // request checks it as the API checks its keys: a key limited to some
 // memory stores sees only those, and any other store's pages answer 403.
 // A server without keys answers only on loopback, without signing in.

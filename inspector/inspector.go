@@ -364,16 +364,22 @@ func (in *Inspector) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: base64.RawURLEncoding.EncodeToString([]byte(key)), Path: in.prefix + "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: in.overHTTPS(r)})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // signOut drops the cookie.
 func (in *Inspector) signOut(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: in.prefix + "/", MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: in.overHTTPS(r)})
 	http.Redirect(w, r, in.prefix+"/sign-in", http.StatusSeeOther)
 }
+
+// overHTTPS reports whether the browser reached the server over HTTPS,
+// as the service decides it (memoryservice.Service.PublicScheme): over
+// the server's own TLS, or through a TLS-terminating proxy whose
+// forwarded headers the service trusts.
+func (in *Inspector) overHTTPS(r *http.Request) bool { return in.svc.PublicScheme(r) == "https" }
 
 // view is what every page's layout reads.
 type view struct {

@@ -409,6 +409,67 @@ func TestSignInIsRequiredAndTheCookieIsStrict(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, b.get("/inspector/").Status, "signed out")
 }
 
+// The cookie is Secure when the browser reaches the server over HTTPS:
+// over the server's own TLS, or through a proxy that terminates TLS when
+// the service trusts what the proxy says (Config.TrustForwarded); a
+// forwarded header is never taken from a client the service does not
+// trust.
+func TestTheCookieIsSecureOverHTTPS(t *testing.T) {
+	t.Parallel()
+	trusting := newRig(t, testKeys, func(c *memoryservice.Config) { c.TrustForwarded = true })
+	for _, c := range []struct {
+		name   string
+		r      *rig
+		header http.Header
+		secure bool
+	}{
+		{"trusted X-Forwarded-Proto https", trusting, http.Header{"X-Forwarded-Proto": {"https"}}, true},
+		{"trusted Forwarded proto=https", trusting, http.Header{"Forwarded": {`for=192.0.2.1;proto=https;host="memory.example"`}}, true},
+		{"trusted X-Forwarded-Proto http", trusting, http.Header{"X-Forwarded-Proto": {"http"}}, false},
+		{"trusted, no header", trusting, nil, false},
+		{"untrusted X-Forwarded-Proto https", sharedKeyed(t), http.Header{"X-Forwarded-Proto": {"https"}}, false},
+		{"untrusted Forwarded proto=https", sharedKeyed(t), http.Header{"Forwarded": {"proto=https"}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.r.browser(t)
+			send := func(path string, form url.Values) *http.Cookie {
+				req, err := http.NewRequest("POST", c.r.srv.URL+path, strings.NewReader(form.Encode()))
+				require.NoError(t, err)
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Sec-Fetch-Site", "same-origin")
+				for k, v := range c.header {
+					req.Header[k] = v
+				}
+				p := b.do(req)
+				require.Equal(t, http.StatusSeeOther, p.Status, "%s: %s", path, text(p.Body))
+				cookie, err := http.ParseSetCookie(p.Header.Get("Set-Cookie"))
+				require.NoError(t, err, path)
+				require.Equal(t, inspector.CookieName, cookie.Name, path)
+				return cookie
+			}
+			assert.Equal(t, c.secure, send("/inspector/sign-in", url.Values{"key": {keyA}}).Secure, "the sign-in's cookie")
+			assert.Equal(t, c.secure, send("/inspector/sign-out", nil).Secure, "the sign-out's cookie")
+		})
+	}
+	t.Run("own TLS", func(t *testing.T) {
+		srv := httptest.NewTLSServer(trusting.srv.Config.Handler)
+		t.Cleanup(srv.Close)
+		req, err := http.NewRequest("POST", srv.URL+"/inspector/sign-in", strings.NewReader(url.Values{"key": {keyA}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		c := srv.Client()
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		cookie, err := http.ParseSetCookie(resp.Header.Get("Set-Cookie"))
+		require.NoError(t, err)
+		assert.True(t, cookie.Secure, "the server's own TLS")
+	})
+}
+
 func TestPagesShowTheScopesMemory(t *testing.T) {
 	t.Parallel()
 	r := sharedKeyed(t)

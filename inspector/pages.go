@@ -1,11 +1,13 @@
 package inspector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -257,8 +259,8 @@ func viewOf(x *store.Insight, all []*store.Insight, byID map[string]*store.Insig
 
 type insightsData struct {
 	Insights []insightView
-	Next     string // the next page's cursor
-	Filter   string // active, superseded or all
+	Next     template.URL // the query of the older page's link; "" on the last page
+	Filter   string       // active, superseded or all
 }
 
 func (in *Inspector) insights(w http.ResponseWriter, r *http.Request, s *scope) {
@@ -273,21 +275,22 @@ func (in *Inspector) insights(w http.ResponseWriter, r *http.Request, s *scope) 
 		in.fail(w, r, http.StatusBadRequest, "show=%q: show is all, active or superseded.", truncate(filter, 40))
 		return
 	}
-	before, ok := in.cursor(w, r)
+	c, ok := in.cursor(w, r, "insight")
 	if !ok {
 		return
 	}
 	profileID := store.LongTermID(s.userID)
 	d := insightsData{Filter: filter}
-	for _, x := range all { // newest first
-		if !before.IsZero() && !x.CreatedAt.Before(before) {
+	for _, x := range all { // newest first, by CreatedAt, then ID
+		if !c.lists(x.CreatedAt, 0, x.ID) {
 			continue
 		}
 		if (filter == "active" && x.Superseded()) || (filter == "superseded" && !x.Superseded()) {
 			continue
 		}
 		if len(d.Insights) == in.size {
-			d.Next = d.Insights[len(d.Insights)-1].CreatedAt.Format(time.RFC3339Nano)
+			last := d.Insights[len(d.Insights)-1]
+			d.Next = pageCursor{At: last.CreatedAt, ID: last.ID}.link("insight", url.Values{"show": {filter}})
 			break
 		}
 		d.Insights = append(d.Insights, viewOf(x, all, byID, profileID))
@@ -295,19 +298,98 @@ func (in *Inspector) insights(w http.ResponseWriter, r *http.Request, s *scope) 
 	in.render(w, r, http.StatusOK, "insights", s, d)
 }
 
-// cursor reads a list page's "before" parameter: a time, exclusive.
-func (in *Inspector) cursor(w http.ResponseWriter, r *http.Request) (time.Time, bool) {
-	v := r.URL.Query().Get("before")
-	if v == "" {
-		return time.Time{}, true
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		in.fail(w, r, http.StatusBadRequest, "before=%q is not a time (RFC 3339, as the page's own \"older\" link gives it).", truncate(v, 64))
-		return time.Time{}, false
-	}
-	return t, true
+// A pageCursor is where a page of a list starts, newest first: after the
+// last row of the page before, named by its time and id (and, for an
+// interaction, its first turn), the keys the store orders the list by.
+// Rows that share a time are ordered by the rest of the key, so a page
+// that ends among them leaves none of them out and shows none twice.
+type pageCursor struct {
+	At   time.Time // the last row's time; zero for the first page
+	Turn int       // the last row's first turn (an interaction's)
+	ID   string    // the last row's id; "" when all of At's rows were listed
 }
+
+// lists reports whether the row at (at, turn, id) comes after the
+// cursor: on this page or a later one.
+func (c pageCursor) lists(at time.Time, turn int, id string) bool {
+	switch {
+	case c.At.IsZero():
+		return true
+	case !at.Equal(c.At):
+		return at.Before(c.At)
+	case c.ID == "": // a link with a time alone: At's rows were listed
+		return false
+	}
+	return cmp.Or(cmp.Compare(turn, c.Turn), strings.Compare(id, c.ID)) < 0
+}
+
+// link is the query of the link to the page that starts at c, in a list
+// of kind ("session", "insight" or "interaction"), with extra.
+func (c pageCursor) link(kind string, extra url.Values) template.URL {
+	q := url.Values{"before": {c.At.UTC().Format(time.RFC3339Nano)}, "id": {c.ID}}
+	if kind == "interaction" {
+		q.Set("turn", strconv.Itoa(c.Turn))
+	}
+	for k, v := range extra {
+		q[k] = v
+	}
+	return template.URL(q.Encode()) // every value escaped
+}
+
+// cursor reads the cursor of a page of a list of kind ("session",
+// "insight" or "interaction"): before, the last row's time (RFC 3339);
+// id, its id; and turn, an interaction's first turn. A time alone (a
+// link made before id was) starts at the rows older than it.
+func (in *Inspector) cursor(w http.ResponseWriter, r *http.Request, kind string) (pageCursor, bool) {
+	q := r.URL.Query()
+	before, id, turn := q.Get("before"), q.Get("id"), q.Get("turn")
+	withTurn := kind == "interaction"
+	var c pageCursor
+	switch {
+	case before == "" && id != "":
+		in.fail(w, r, http.StatusBadRequest, "id=%q names the last row of a page, and needs that row's time in before= (as the page's own \"older\" link gives them).", truncate(id, 80))
+		return c, false
+	case withTurn && id == "" && turn != "":
+		in.fail(w, r, http.StatusBadRequest, "turn=%q needs id=, the interaction whose first turn it is (as the page's own \"older\" link gives them).", truncate(turn, 20))
+		return c, false
+	case before == "":
+		return c, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, before)
+	if err != nil {
+		in.fail(w, r, http.StatusBadRequest, "before=%q is not a time (RFC 3339, as the page's own \"older\" link gives it).", truncate(before, 64))
+		return c, false
+	}
+	c.At = t
+	if id == "" {
+		return c, true
+	}
+	if err := store.CheckID(kind+" id", id); err != nil {
+		in.fail(w, r, http.StatusBadRequest, "id=%q is not a valid %s id: %v", truncate(id, 80), kind, err)
+		return c, false
+	}
+	c.ID = id
+	if withTurn {
+		if turn == "" {
+			in.fail(w, r, http.StatusBadRequest, "id=%q needs turn=, the first turn of the interaction it names (as the page's own \"older\" link gives them).", truncate(id, 80))
+			return c, false
+		}
+		n, err := strconv.Atoi(turn)
+		if err != nil || n < 0 {
+			in.fail(w, r, http.StatusBadRequest, "turn=%q is not a turn number (0 or more).", truncate(turn, 20))
+			return c, false
+		}
+		c.Turn = n
+	}
+	return c, true
+}
+
+// sameTime is the range of the rows that share the cursor's time, as a
+// store's Since and Until (Since <= t < Until): the stores keep times to
+// the nanosecond. A page reads these rows whole, as the stores' filters
+// cannot start among them; they are few but for a clock that gives many
+// rows one time.
+func (c pageCursor) sameTime() (since, until time.Time) { return c.At, c.At.Add(time.Nanosecond) }
 
 // docID reads the page's {id}, answering 400 for one no document can
 // have.
@@ -359,23 +441,45 @@ func (in *Inspector) insight(w http.ResponseWriter, r *http.Request, s *scope) {
 
 type sessionsData struct {
 	Sessions []*store.Session
-	Next     string
+	Next     template.URL // the query of the older page's link
 }
 
+// sessions lists the scope's sessions, newest first (by StartTime, then
+// ID): a page reads the rows that share the cursor's time and then, as
+// many as the page still needs, the older ones.
 func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request, s *scope) {
-	before, ok := in.cursor(w, r)
+	c, ok := in.cursor(w, r, "session")
 	if !ok {
 		return
 	}
-	ss, err := s.store.Store().ListSessions(r.Context(), s.userID, store.SessionFilter{Until: before, Limit: in.size + 1})
-	if err != nil {
-		in.internal(w, r, err)
-		return
+	ctx, st := r.Context(), s.store.Store()
+	var ss []*store.Session
+	if c.ID != "" {
+		since, until := c.sameTime()
+		same, err := st.ListSessions(ctx, s.userID, store.SessionFilter{Since: since, Until: until})
+		if err != nil {
+			in.internal(w, r, err)
+			return
+		}
+		for _, x := range same {
+			if c.lists(x.StartTime, 0, x.ID) {
+				ss = append(ss, x)
+			}
+		}
+	}
+	if len(ss) <= in.size {
+		older, err := st.ListSessions(ctx, s.userID, store.SessionFilter{Until: c.At, Limit: in.size + 1 - len(ss)})
+		if err != nil {
+			in.internal(w, r, err)
+			return
+		}
+		ss = append(ss, older...)
 	}
 	d := sessionsData{Sessions: ss}
 	if len(ss) > in.size {
 		d.Sessions = ss[:in.size]
-		d.Next = d.Sessions[in.size-1].StartTime.Format(time.RFC3339Nano)
+		last := d.Sessions[in.size-1]
+		d.Next = pageCursor{At: last.StartTime, ID: last.ID}.link("session", nil)
 	}
 	in.render(w, r, http.StatusOK, "sessions", s, d)
 }
@@ -449,24 +553,47 @@ func (in *Inspector) session(w http.ResponseWriter, r *http.Request, s *scope) {
 
 type interactionsData struct {
 	Interactions []*store.Interaction
-	Next         string
+	Next         template.URL // the query of the older page's link
 }
 
+// interactions lists the scope's interactions, newest first (by
+// Timestamp, FirstTurn, then ID): a page reads the rows that share the
+// cursor's time and then, as many as the page still needs, the older
+// ones.
 func (in *Inspector) interactions(w http.ResponseWriter, r *http.Request, s *scope) {
-	before, ok := in.cursor(w, r)
+	c, ok := in.cursor(w, r, "interaction")
 	if !ok {
 		return
 	}
-	its, err := s.store.Store().ListInteractions(r.Context(), s.userID, store.InteractionFilter{Until: before, Limit: in.size + 1})
-	if err != nil {
-		in.internal(w, r, err)
-		return
+	ctx, st := r.Context(), s.store.Store()
+	var its []*store.Interaction
+	if c.ID != "" {
+		since, until := c.sameTime()
+		same, err := st.ListInteractions(ctx, s.userID, store.InteractionFilter{Since: since, Until: until})
+		if err != nil {
+			in.internal(w, r, err)
+			return
+		}
+		for _, x := range slices.Backward(same) { // newest first
+			if c.lists(x.Timestamp, x.FirstTurn, x.ID) {
+				its = append(its, x)
+			}
+		}
 	}
-	slices.Reverse(its) // newest first
+	if len(its) <= in.size {
+		older, err := st.ListInteractions(ctx, s.userID, store.InteractionFilter{Until: c.At, Limit: in.size + 1 - len(its)})
+		if err != nil {
+			in.internal(w, r, err)
+			return
+		}
+		slices.Reverse(older) // newest first
+		its = append(its, older...)
+	}
 	d := interactionsData{Interactions: its}
 	if len(its) > in.size {
 		d.Interactions = its[:in.size]
-		d.Next = d.Interactions[in.size-1].Timestamp.Format(time.RFC3339Nano)
+		last := d.Interactions[in.size-1]
+		d.Next = pageCursor{At: last.Timestamp, Turn: last.FirstTurn, ID: last.ID}.link("interaction", nil)
 	}
 	in.render(w, r, http.StatusOK, "interactions", s, d)
 }

@@ -29,7 +29,8 @@ const (
 // store: bigInteractions interactions in sessions of bigPerSession, with
 // their turns; bigInsights insights, a third of them superseded, the
 // profile folding in fifty; and a forgotten insight in the deletion log.
-// It returns the paths of the scope's pages, one of each kind.
+// It returns the paths of the scope's pages, one of each kind, and a page
+// of each list that starts in its middle (as an "older" link does).
 func bigScope(tb testing.TB, r *rig) map[string]string {
 	tb.Helper()
 	ctx := context.Background()
@@ -88,20 +89,34 @@ func bigScope(tb testing.TB, r *rig) map[string]string {
 	require.NoError(tb, g.SettleForget(ctx, rc, err))
 
 	base := "/inspector/s/alpha/big"
+	// Older pages start after a row in the middle of each list, named as
+	// the pages' own links name it.
+	mid := n / 2
+	older := func(at time.Time, id string, more url.Values) string {
+		q := url.Values{"before": {at.Format(time.RFC3339Nano)}, "id": {id}}
+		for k, v := range more {
+			q[k] = v
+		}
+		return "?" + q.Encode()
+	}
+	midAt := start.Add(time.Duration(mid) * time.Hour)
 	return map[string]string{
-		"index":        "/inspector/",
-		"store":        "/inspector/s/alpha/",
-		"overview":     base + "/",
-		"insights":     base + "/insights",
-		"insight":      base + "/insights/" + insightIDs[150],
-		"sessions":     base + "/sessions",
-		"session":      base + "/sessions/" + sessions[len(sessions)/2], // a tenth, with its turns
-		"interactions": base + "/interactions",
-		"interaction":  base + "/interactions/" + interactions[len(interactions)/2],
-		"search":       base + "/search?q=" + url.QueryEscape("how do I budget for the cello?"),
-		"updates":      base + "/updates",
-		"deletions":    base + "/deletions",
-		"receipt":      base + "/deletions/" + fmt.Sprint(rc.LogSeq),
+		"index":              "/inspector/",
+		"store":              "/inspector/s/alpha/",
+		"overview":           base + "/",
+		"insights":           base + "/insights",
+		"insights-older":     base + "/insights" + older(start.Add(150*3*time.Hour), insightIDs[150], nil),
+		"insight":            base + "/insights/" + insightIDs[150],
+		"sessions":           base + "/sessions",
+		"sessions-older":     base + "/sessions" + older(midAt, sessions[mid], nil),
+		"session":            base + "/sessions/" + sessions[len(sessions)/2], // a tenth, with its turns
+		"interactions":       base + "/interactions",
+		"interactions-older": base + "/interactions" + older(midAt, store.ChunkID(sessions[mid], 1), url.Values{"turn": {"1"}}),
+		"interaction":        base + "/interactions/" + interactions[len(interactions)/2],
+		"search":             base + "/search?q=" + url.QueryEscape("how do I budget for the cello?"),
+		"updates":            base + "/updates",
+		"deletions":          base + "/deletions",
+		"receipt":            base + "/deletions/" + fmt.Sprint(rc.LogSeq),
 	}
 }
 
@@ -190,7 +205,7 @@ func TestInspectorPagesAtScale(t *testing.T) {
 			took = append(took, time.Since(start))
 		}
 		slices.Sort(took)
-		t.Logf("%-12s median %6.1f ms  max %6.1f ms", name, ms(took[2]), ms(took[4]))
+		t.Logf("%-18s median %6.1f ms  max %6.1f ms", name, ms(took[2]), ms(took[4]))
 		if took[2] > limit {
 			t.Errorf("page %s: median %v, over %v", name, took[2], limit)
 		}

@@ -102,6 +102,18 @@ func (s *Service) Throttle(r *http.Request, key string) time.Duration {
 	return max(wait, time.Millisecond)
 }
 
+// PublicScheme returns the scheme, "http" or "https", a client reached
+// the service at, as the address clients poll (Operation-Location) is
+// made: the connection's, or, with Config.TrustForwarded, what the proxy
+// in front says in the Forwarded or X-Forwarded-Proto header (never read
+// otherwise). A door that sets cookies marks them Secure when it is
+// "https", so that a browser behind a TLS-terminating proxy keeps them
+// to HTTPS.
+func (s *Service) PublicScheme(r *http.Request) string {
+	scheme, _ := s.publicAddress(r)
+	return scheme
+}
+
 // GuardPages puts h, web pages for a browser, behind the service's
 // browser protections: without keys, a request whose Host is not a
 // loopback name or address is refused (421, against DNS rebinding), and

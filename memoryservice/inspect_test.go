@@ -148,3 +148,38 @@ func TestThrottleAppliesTheAPIsLimits(t *testing.T) {
 	assert.Zero(t, keyless.svc.Throttle(r, ""))
 	assert.Positive(t, keyless.svc.Throttle(other, ""), "one limit for every request of a server without keys")
 }
+
+func TestPublicSchemeTrustsForwardedHeadersOnlyWhenConfigured(t *testing.T) {
+	plain := start(t, dbPath(t), Config{})
+	proxied := start(t, dbPath(t), Config{TrustForwarded: true})
+	req := func(h map[string]string, tls bool) *http.Request {
+		target := "http://memory.example/inspector/"
+		if tls {
+			target = "https://memory.example/inspector/"
+		}
+		r := httptest.NewRequest("GET", target, nil)
+		for k, v := range h {
+			r.Header.Set(k, v)
+		}
+		return r
+	}
+	xf := map[string]string{"X-Forwarded-Proto": "https"}
+	fwd := map[string]string{"Forwarded": `for=192.0.2.1;proto=https;host="memory.example"`}
+	for _, c := range []struct {
+		name string
+		svc  *Service
+		r    *http.Request
+		want string
+	}{
+		{"plain", plain.svc, req(nil, false), "http"},
+		{"own TLS", plain.svc, req(nil, true), "https"},
+		{"untrusted X-Forwarded-Proto", plain.svc, req(xf, false), "http"},
+		{"untrusted Forwarded", plain.svc, req(fwd, false), "http"},
+		{"trusted X-Forwarded-Proto", proxied.svc, req(xf, false), "https"},
+		{"trusted Forwarded", proxied.svc, req(fwd, false), "https"},
+		{"trusted, proxy over http", proxied.svc, req(map[string]string{"X-Forwarded-Proto": "http"}, true), "http"},
+		{"trusted, malformed", proxied.svc, req(map[string]string{"X-Forwarded-Proto": "gopher"}, false), "http"},
+	} {
+		assert.Equal(t, c.want, c.svc.PublicScheme(c.r), c.name)
+	}
+}

@@ -98,9 +98,10 @@ type Config struct {
 	UpdateRetention time.Duration
 	// TrustForwarded makes the address clients poll (Operation-Location)
 	// the one a proxy in front says it serves, from the Forwarded header
-	// or X-Forwarded-Proto and X-Forwarded-Host. Set it only behind a
-	// proxy that sets or strips those headers, as any client can send
-	// them; false (the default) never reads them.
+	// or X-Forwarded-Proto and X-Forwarded-Host, and PublicScheme its
+	// scheme (the inspector's cookie is Secure over HTTPS). Set it only
+	// behind a proxy that sets or strips those headers, as any client can
+	// send them; false (the default) never reads them.
 	TrustForwarded bool
 
 	// AllowedOrigins are the web origins ("https://app.example": scheme,

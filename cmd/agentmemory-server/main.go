@@ -76,7 +76,7 @@
 // The official Azure SDKs send a Bearer token
 // only over HTTPS: serve it with -tls-cert and -tls-key (or behind a TLS
 // proxy, with -trust-forwarded so that the address clients poll is the
-// proxy's) for them. SIGINT or SIGTERM drains: no new requests,
+// proxy's, and the inspector's cookie Secure) for them. SIGINT or SIGTERM drains: no new requests,
 // requests in flight answered, updates in progress finished (queued ones
 // stay queued in the store and complete after the next start).
 package main
@@ -155,7 +155,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	verbose := fs.Bool("v", false, "log at debug level")
 	tlsCert := fs.String("tls-cert", "", "PEM certificate file: serve HTTPS (with -tls-key)")
 	tlsKey := fs.String("tls-key", "", "PEM private key file of -tls-cert")
-	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy that sets them: take the public scheme and host of Operation-Location from the Forwarded or X-Forwarded-Proto/-Host headers (never read otherwise)")
+	trustForwarded := fs.Bool("trust-forwarded", false, "behind a proxy that sets them: take the public scheme and host of Operation-Location, and whether the inspector's cookie is Secure, from the Forwarded or X-Forwarded-Proto/-Host headers (never read otherwise)")
 	sweep := fs.Duration("sweep-interval", memoryservice.DefaultSweepInterval, "how often memories past their store's default_ttl_seconds, and update records past -update-retention, are deleted")
 	retention := fs.Duration("update-retention", memoryservice.DefaultUpdateRetention, "how long a finished update's record stays readable by its poller")
 	originsDefault, _ := lookup("AGENTMEMORY_SERVER_ALLOWED_ORIGINS")
