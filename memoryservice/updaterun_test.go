@@ -39,3 +39,24 @@ func TestUpdateWhoseProfileFailedSaysSo(t *testing.T) {
 	res, _ := out["result"].(map[string]any)
 	assert.NotEmpty(t, items(res["memory_operations"], ""), "what it did write is listed: %v", out)
 }
+
+// One update of six messages, each of its own topic, on the offline
+// models: the scope's chat summary holds every one of them, and a search
+// for each finds it (the first was once left out of the summary).
+func TestOneUpdateOfSixTopicsFindsEach(t *testing.T) {
+	s := start(t, dbPath(t), Config{RateLimit: -1})
+	s.createStore("b", nil)
+	topics := []string{"dark roast coffee", "peanut allergy", "saving for a house", "jazz concerts", "window seats", "a vegetarian diet"}
+	var said []string
+	for _, topic := range topics {
+		said = append(said, "I care about "+topic+" a lot.")
+	}
+	out := s.wait("b", s.update("b", "one", 0, said...))
+	require.Equal(t, "completed", out["status"], "%v", out)
+	summaries := s.list("b", "one", "?kind=chat_summary")
+	require.Len(t, summaries, 1)
+	for _, topic := range topics {
+		assert.Contains(t, summaries[0]["content"], topic)
+		assert.Contains(t, contents(s.search("b", "one", "What do I think about "+topic+"?")), topic)
+	}
+}
