@@ -122,12 +122,27 @@ func (s *Service) staticItems(ctx context.Context, def *memoryStore, scope strin
 		return nil, err
 	}
 	var found []memoryItem
+	seen := map[string]bool{}
 	for _, it := range all {
-		if it.Kind != kindChatSummary && len(found) < top {
+		if it.Kind != kindChatSummary && len(found) < top && firstSaying(seen, it) {
 			found = append(found, it)
 		}
 	}
 	return found, nil
+}
+
+// firstSaying reports whether no memory of seen says what it says
+// (store.ContentHash: case and spacing aside), and adds it to seen. A
+// search gives each statement once, not once per document that makes
+// it: a long-term profile of one insight says what that insight says,
+// and several sessions may end with the same summary.
+func firstSaying(seen map[string]bool, it memoryItem) bool {
+	h := store.ContentHash(it.Content)
+	if seen[h] {
+		return false
+	}
+	seen[h] = true
+	return true
 }
 
 // recall is retrieval's search for what was said, read in the light of
@@ -176,23 +191,29 @@ func (s *Service) recall(ctx context.Context, def *memoryStore, scope, userID st
 		return nil, err
 	}
 	var found []memoryItem
+	seen := map[string]bool{}
 	for _, m := range ms {
 		if len(found) >= top {
 			break
 		}
+		var it memoryItem
 		if live != nil {
-			if it, ok := live[docKey(m.Kind, m.ID)]; ok {
-				it.Content = m.Text
-				found = append(found, it)
+			var ok bool
+			if it, ok = live[docKey(m.Kind, m.ID)]; !ok {
+				continue
 			}
-			continue
+			it.Content = m.Text
+		} else {
+			letter, kind := itemProfile, kindUserProfile
+			if m.Kind == store.KindSessionSummary {
+				letter, kind = itemSummary, kindChatSummary
+			}
+			it = memoryItem{MemoryID: itemID(letter, scope, m.ID), UpdatedAt: m.Time.Unix(),
+				Scope: scope, Content: m.Text, Kind: kind}
 		}
-		letter, kind := itemProfile, kindUserProfile
-		if m.Kind == store.KindSessionSummary {
-			letter, kind = itemSummary, kindChatSummary
+		if firstSaying(seen, it) {
+			found = append(found, it)
 		}
-		found = append(found, memoryItem{MemoryID: itemID(letter, scope, m.ID), UpdatedAt: m.Time.Unix(),
-			Scope: scope, Content: m.Text, Kind: kind})
 	}
 	return found, nil
 }

@@ -39,3 +39,58 @@ func TestUpdateWhoseProfileFailedSaysSo(t *testing.T) {
 	res, _ := out["result"].(map[string]any)
 	assert.NotEmpty(t, items(res["memory_operations"], ""), "what it did write is listed: %v", out)
 }
+
+// One update of six messages, each of its own topic, on the offline
+// models: the scope's chat summary holds every one of them, and a search
+// for each finds it (the first was once left out of the summary).
+func TestOneUpdateOfSixTopicsFindsEach(t *testing.T) {
+	s := start(t, dbPath(t), Config{RateLimit: -1})
+	s.createStore("b", nil)
+	topics := []string{"dark roast coffee", "peanut allergy", "saving for a house", "jazz concerts", "window seats", "a vegetarian diet"}
+	var said []string
+	for _, topic := range topics {
+		said = append(said, "I care about "+topic+" a lot.")
+	}
+	out := s.wait("b", s.update("b", "one", 0, said...))
+	require.Equal(t, "completed", out["status"], "%v", out)
+	summaries := s.list("b", "one", "?kind=chat_summary")
+	require.Len(t, summaries, 1)
+	for _, topic := range topics {
+		assert.Contains(t, summaries[0]["content"], topic)
+		assert.Contains(t, contents(s.search("b", "one", "What do I think about "+topic+"?")), topic)
+	}
+}
+
+// A scope whose long-term profile says exactly what its one insight says
+// (the offline profile of a single insight is that insight's sentence)
+// lists both items, which are two documents, but a search gives the
+// statement once: the second copy would only take a result's place.
+func TestSearchGivesAStatementOnce(t *testing.T) {
+	s := start(t, dbPath(t), Config{RateLimit: -1})
+	s.createStore("b", nil)
+	for range 3 { // three sessions restate it: still one insight
+		out := s.wait("b", s.update("b", "one", 0, "I care about saving for a house a lot."))
+		require.Equal(t, "completed", out["status"], "%v", out)
+	}
+	profile := s.list("b", "one", "?kind=user_profile")
+	require.Len(t, profile, 2, "the insight and the profile: %s", contents(profile))
+	require.Equal(t, profile[0]["content"], profile[1]["content"])
+	for _, query := range []string{"What do I think about saving for a house?", ""} {
+		var found []map[string]any
+		if query == "" { // no conversation: the static memories
+			code, out, _ := s.do("POST", "/memory_stores/b:search_memories", map[string]any{"scope": "one"})
+			require.Equal(t, http.StatusOK, code, "%v", out)
+			found = items(out["memories"], "memory_item")
+		} else {
+			found = s.search("b", "one", query)
+		}
+		texts := map[string]int{}
+		for _, m := range found {
+			texts[m["content"].(string)]++
+		}
+		for text, n := range texts {
+			assert.Equal(t, 1, n, "%q found %d times for %q", text, n, query)
+		}
+		assert.Contains(t, texts, "The user cares about saving for a house a lot.")
+	}
+}

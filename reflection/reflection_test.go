@@ -208,6 +208,37 @@ func TestRestatedInsightGainsTheSession(t *testing.T) {
 	assert.InDelta(t, 0.95, *ins[0].Confidence, 1e-9, "the surer confidence")
 }
 
+// A restated insight gains the session even when the long-term profile
+// says exactly the same (a profile of that one insight): the profile's
+// identical text must not hide the session insight from the lookup by
+// content, which would store a second, identical session insight.
+func TestRestatedInsightGainsTheSessionWhenTheProfileSaysTheSame(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, reflection.Config{})
+	const said = "The user is saving for a house."
+	e.session(t, "alice", "s1", day, "user: I am saving for a house.\nassistant: Noted.")
+	e.srv.QueueChat(reflectionAnswer(insight("financial_goals", said, 0.9, "high")), fakeopenai.Text(said))
+	_, err := e.r.ReflectPending(ctx, "alice")
+	require.NoError(t, err)
+	_, err = e.r.ReflectLongTerm(ctx, "alice")
+	require.NoError(t, err)
+	prof, err := e.st.GetInsight(ctx, "alice", store.LongTermID("alice"))
+	require.NoError(t, err)
+	require.Equal(t, said, prof.InsightText)
+
+	e.now = e.now.Add(time.Hour)
+	e.session(t, "alice", "s2", day.Add(48*time.Hour), "user: Still saving for a house.\nassistant: Good.")
+	e.srv.QueueChat(reflectionAnswer(insight("financial_goals", said, 0.9, "high")))
+	res, err := e.r.ReflectPending(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, res.Sessions, 1)
+	assert.Equal(t, 1, res.Sessions[0].Restated)
+	ins, err := e.st.ListInsights(ctx, "alice", store.InsightFilter{Type: store.InsightSession})
+	require.NoError(t, err)
+	require.Len(t, ins, 1, "one session insight, not two with the same text")
+	assert.Equal(t, []string{"s1", "s2"}, ins[0].SessionIDs)
+}
+
 func TestNoInsightSessionsAreAggregated(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, reflection.Config{AggregateAfter: 3})

@@ -285,9 +285,9 @@ func (r *Reflector) storeDrafts(ctx context.Context, userID string, res *Session
 	var fresh []*store.Insight
 	for _, d := range drafts {
 		hash := store.ContentHash(d.Text)
-		old, err := r.st.FindInsightByHash(ctx, userID, hash)
+		old, err := r.sessionInsightByHash(ctx, userID, hash)
 		switch {
-		case err == nil && old.InsightType == store.InsightSession:
+		case err == nil:
 			// Restated: the existing insight gains the sessions, and the
 			// surer confidence.
 			merged := union(old.SessionIDs, res.SessionIDs)
@@ -341,6 +341,33 @@ func (r *Reflector) storeDrafts(ctx context.Context, userID string, res *Session
 		res.Insights = append(res.Insights, in)
 	}
 	return nil
+}
+
+// sessionInsightByHash returns the user's most recent active session
+// insight whose ContentHash is hash, or store.ErrNotFound. The store's
+// lookup by hash finds any active insight, the long-term profile
+// included: a profile of one insight says exactly what that insight
+// says, and would otherwise hide it, so that a restatement were stored
+// as a second, identical insight.
+func (r *Reflector) sessionInsightByHash(ctx context.Context, userID, hash string) (*store.Insight, error) {
+	in, err := r.st.FindInsightByHash(ctx, userID, hash)
+	if err != nil || in.InsightType == store.InsightSession {
+		return in, err
+	}
+	all, err := r.st.ListInsights(ctx, userID, store.InsightFilter{Type: store.InsightSession}) // newest first
+	if err != nil {
+		return nil, err
+	}
+	for _, in := range all {
+		h := in.ContentHash
+		if h == "" {
+			h = store.ContentHash(in.InsightText)
+		}
+		if h == hash {
+			return in, nil
+		}
+	}
+	return nil, fmt.Errorf("reflection: no session insight with hash %s: %w", hash, store.ErrNotFound)
 }
 
 // markSession sets a session's reflection status (unless empty), extracted

@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -159,6 +160,48 @@ func TestCumulativeSummaryHandler(t *testing.T) {
 	// Sentences keep their order: previous summary first.
 	if i, j := strings.Index(out, "The user"), strings.Index(out, "Roth IRA"); i < 0 || i > j {
 		t.Errorf("order lost: %s", out)
+	}
+}
+
+// TestSummariesKeepEveryFactThatFits: a summary keeps every distinct,
+// informative new sentence its budget has room for, not only the first
+// three by score. Six short statements of six topics fit a cumulative
+// summary; the first, the least informative by score (its topic has the
+// most words), used to be dropped, and the session summary built on the
+// cumulative one and the last five turns lost it too.
+func TestSummariesKeepEveryFactThatFits(t *testing.T) {
+	c := newClient(t, Config{})
+	topics := []string{"dark roast coffee", "peanut allergy", "saving for a house", "jazz concerts", "window seats", "a vegetarian diet"}
+	var turns []prompts.Turn
+	for _, topic := range topics {
+		turns = append(turns, prompts.Turn{Role: "user", Text: "I care about " + topic + " a lot."})
+	}
+	r, err := prompts.CumulativeSummary("", turns)
+	cumulative := run(t, c, r, err)
+	r, err = prompts.SessionSummary(cumulative, turns[1:])
+	out := run(t, c, r, err)
+	session, err := prompts.ParseSessionSummary([]byte(out))
+	if err != nil {
+		t.Fatalf("parser refused %s: %v", out, err)
+	}
+	for _, topic := range topics {
+		if !strings.Contains(cumulative, topic) {
+			t.Errorf("cumulative summary lacks %q: %s", topic, cumulative)
+		}
+		if !strings.Contains(session.Summary, topic) {
+			t.Errorf("session summary lacks %q: %s", topic, session.Summary)
+		}
+	}
+	// The budget still bounds what is new: twenty such statements do not
+	// all fit.
+	turns = turns[:0]
+	for i := range 20 {
+		turns = append(turns, prompts.Turn{Role: "user", Text: fmt.Sprintf("I care about topic number %d and its own subject%d a lot.", i, i)})
+	}
+	r, err = prompts.CumulativeSummary("", turns)
+	out = run(t, c, r, err)
+	if n := lexis.CountWords(out); n > prompts.CumulativeSummaryWords*3/5 {
+		t.Errorf("%d words of new sentences, over 3/5 of the budget: %s", n, out)
 	}
 }
 

@@ -48,7 +48,10 @@
 //     informative new sentences not already covered (statements: a
 //     question is kept only when nothing else is), within
 //     prompts.CumulativeSummaryWords words (the least informative previous
-//     sentences go first when the budget is short);
+//     sentences go first when the budget is short): the three most
+//     informative new sentences, then the previous summary, then as many
+//     further new ones as the room left holds, the new ones within 3/5 of
+//     the budget (six short facts in one fold are all kept);
 //   - session_summary: the same from the running summary and the last
 //     turns, within prompts.SessionSummaryWords words, as JSON with the
 //     key_topics of both;

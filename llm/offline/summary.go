@@ -10,7 +10,8 @@ import (
 )
 
 // fold composes a running summary: prev followed by the most informative
-// new sentences, within budget words.
+// new sentences, within budget words. maxNewSentences of them come before
+// the previous summary; more only in the room it leaves.
 func fold(prev string, turns []prompts.Turn, budget int) string {
 	prevSents := textSentences(prev)
 	newSents := turnSentences(turns)
@@ -23,26 +24,32 @@ func fold(prev string, turns []prompts.Turn, budget int) string {
 			covered[t] = true
 		}
 	}
-	// New sentences first: up to maxNewSentences, within 3/5 of the budget.
-	var chosenNew []int
-	used := 0
-	for _, i := range doc.byScore(nPrev, len(doc.sents)) {
-		s := doc.sents[i]
-		if len(chosenNew) == maxNewSentences || s.score <= 0 || redundant(s.terms, covered) || isQuestion(s.text) {
-			continue
-		}
-		if used > 0 && used+s.words > budget*3/5 {
-			continue
-		}
-		chosenNew = append(chosenNew, i)
-		used += min(s.words, maxSentenceWords)
-		for _, t := range s.terms {
-			covered[t] = true
+	// New sentences first: up to maxNewSentences, within 3/5 of the
+	// budget; then as much of the previous summary as fits, its most
+	// informative sentences first; then, in the room still left (within
+	// the same 3/5), the next new ones. A fold of a few short facts thus
+	// keeps them all, and a long one does not crowd out the summary so far.
+	var chosenNew, chosenPrev []int
+	used, newWords := 0, 0
+	pickNew := func(limit int) {
+		for _, i := range doc.byScore(nPrev, len(doc.sents)) {
+			s := doc.sents[i]
+			if len(chosenNew) == limit || slices.Contains(chosenNew, i) || s.score <= 0 || redundant(s.terms, covered) || isQuestion(s.text) {
+				continue
+			}
+			w := min(s.words, maxSentenceWords)
+			if used > 0 && (newWords+w > budget*3/5 || used+w > budget) {
+				continue
+			}
+			chosenNew = append(chosenNew, i)
+			used += w
+			newWords += w
+			for _, t := range s.terms {
+				covered[t] = true
+			}
 		}
 	}
-	// Then as much of the previous summary as fits, its most informative
-	// sentences first.
-	var chosenPrev []int
+	pickNew(maxNewSentences)
 	for _, i := range doc.byScore(0, nPrev) {
 		w := min(doc.sents[i].words, maxSentenceWords)
 		if used+w > budget {
@@ -51,6 +58,7 @@ func fold(prev string, turns []prompts.Turn, budget int) string {
 		chosenPrev = append(chosenPrev, i)
 		used += w
 	}
+	pickNew(-1)
 	chosen := append(chosenPrev, chosenNew...)
 	slices.Sort(chosen)
 	if len(chosen) == 0 && len(doc.sents) > 0 {
