@@ -133,3 +133,92 @@ func TestPreviousVersionSessionDocumentIsMigrated(t *testing.T) {
 	assertOnce(t, coverage(t, e.st, "u1", "s1"), 20)
 	assert.Equal(t, 20, s.State().SummaryThrough)
 }
+
+// interleavedStore is the real store with another process acting at a
+// chosen moment: elsewhere runs once, just before this process next stores
+// an interaction (between a prune's read of the turns and its record of
+// the prune); failRead fails this process's next read of turns, as a
+// passed deadline would.
+type interleavedStore struct {
+	store.Store
+	elsewhere func()
+	failRead  bool
+}
+
+func (s *interleavedStore) PutInteraction(ctx context.Context, userID string, doc *store.Interaction) error {
+	if f := s.elsewhere; f != nil {
+		s.elsewhere = nil
+		f()
+	}
+	return s.Store.PutInteraction(ctx, userID, doc)
+}
+
+func (s *interleavedStore) ListTurns(ctx context.Context, userID, sessionID string, from int) ([]*store.Turn, error) {
+	if s.failRead {
+		s.failRead = false
+		return nil, errInjected
+	}
+	return s.Store.ListTurns(ctx, userID, sessionID, from)
+}
+
+// openInterleaved opens session s1 of u1 on e's store through an
+// interleavedStore, as a second process would.
+func openInterleaved(t *testing.T, e *env) (*keeper.Session, *interleavedStore) {
+	t.Helper()
+	st := &interleavedStore{Store: e.st}
+	k, err := keeper.New(st, e.k.Config())
+	require.NoError(t, err)
+	s, err := k.Open(context.Background(), "u1", "s1")
+	require.NoError(t, err)
+	return s, st
+}
+
+// Another process adds a turn and records a prune of its own while this
+// one prunes: this one's record conflicts, and the session document it
+// reloads counts a turn it has not read. That turn is read with this
+// process's next one, so it is in the context and reaches an interaction.
+func TestTurnAddedElsewhereDuringAPruneIsKept(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, func(c *keeper.Config) { c.K, c.ActiveTurns = 2, 1 })
+	other := e.openSession(t, "u1", "s1")
+	s, st := openInterleaved(t, e)
+	addTurns(t, s, 1, 2)
+	st.elsewhere = func() {
+		addTurns(t, other, 3, 3)
+		_, err := other.Prune(ctx) // records turns 1-2 pruned, having seen 3
+		require.NoError(t, err)
+	}
+	res, err := s.Prune(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.Equal(t, 3, s.State().TurnCounter, "the reloaded document counts turn 3")
+
+	addTurns(t, s, 4, 4)
+	assert.Equal(t, []int{2, 3, 4}, seqs(s.State().Turns), "the turn added elsewhere is in the context")
+	_, err = s.End(ctx)
+	require.NoError(t, err)
+	assertOnce(t, coverage(t, e.st, "u1", "s1"), 4)
+}
+
+// A turn added after turns added elsewhere is stored even when the read of
+// those turns fails; they are read again before the next prune, which
+// misses none of them.
+func TestTurnsAddedElsewhereAreReadAfterAFailedRead(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, func(c *keeper.Config) { c.K, c.ActiveTurns = 2, 1 })
+	other := e.openSession(t, "u1", "s1")
+	s, st := openInterleaved(t, e)
+	addTurns(t, other, 1, 2)
+	st.failRead = true
+	addTurns(t, s, 3, 3)
+	assert.Equal(t, []int{3}, seqs(s.State().Turns), "turns 1-2 not read")
+
+	res, err := s.Prune(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.Equal(t, [2]int{1, 2}, [2]int{res[0].Interaction.FirstTurn, res[0].Interaction.LastTurn})
+	addTurns(t, s, 4, 4)
+	_, err = s.End(ctx)
+	require.NoError(t, err)
+	assertOnce(t, coverage(t, e.st, "u1", "s1"), 4)
+}

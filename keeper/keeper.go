@@ -181,9 +181,7 @@ func (k *Keeper) Open(ctx context.Context, userID, sessionID string) (*Session, 
 		if err != nil {
 			return nil, fmt.Errorf("keeper: open session %s: read turns: %w", sessionID, err)
 		}
-		for _, t := range turns {
-			s.cache(*t)
-		}
+		s.cacheRead(turns, max(0, doc.State.PrunedThrough-k.cfg.ActiveTurns))
 	}
 	s.init = k.loadInit(ctx, userID, sessionID)
 	return s, nil

@@ -34,6 +34,12 @@ type Session struct {
 	// ones and the last ActiveTurns), in Seq order; they are never written
 	// into the session document.
 	counts map[string]int // token counts of rendered pieces, by key
+	// read is the number through which this session has read the stored
+	// turns: every turn up to it that the context or a prune needs is
+	// cached. It is this session's own, never taken from a document:
+	// doc.State.TurnCounter, reloaded from another process's write, may
+	// count turns this one has not read.
+	read int
 
 	pruneMu sync.Mutex // serialises Prune and End
 }
@@ -101,7 +107,7 @@ func (s *Session) AddTurn(ctx context.Context, t store.Turn) (store.Turn, error)
 		s.mu.Unlock()
 		return have, nil
 	}
-	last := s.doc.State.TurnCounter
+	last := s.read
 	s.mu.Unlock()
 
 	t.Seq = last + 1
@@ -111,19 +117,35 @@ func (s *Session) AddTurn(ctx context.Context, t store.Turn) (store.Turn, error)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cache(t)
-	if t.Seq > last+1 {
+	switch {
+	case t.Seq == last+1:
+		s.read = max(s.read, t.Seq)
+	case t.Seq > last+1:
 		// Another process (or a concurrent call) added turns in between:
 		// read them, so the context and the next prune see every turn.
-		// The turn is stored whatever this read does.
-		if others, err := s.k.st.ListTurns(ctx, s.userID, s.id, last+1); err == nil {
-			for _, o := range others {
-				s.cache(*o)
-			}
-		} else {
+		// The turn is stored whatever this read does; when it fails,
+		// s.read stays below the turns missed and the next prune reads
+		// them.
+		others, err := s.k.st.ListTurns(ctx, s.userID, s.id, last+1)
+		if err != nil {
 			s.k.cfg.Logger.WarnContext(ctx, "memory: turns added elsewhere not read; the next prune reads them", "session", s.id, "err", err)
+			break
 		}
+		s.cacheRead(others, last)
 	}
 	return t, nil
+}
+
+// cacheRead caches turns, read from the store numbered from after on,
+// and records them read; the caller holds s.mu.
+func (s *Session) cacheRead(turns []*store.Turn, after int) {
+	for _, t := range turns {
+		s.cache(*t)
+	}
+	s.read = max(s.read, after)
+	if n := len(turns); n > 0 {
+		s.read = max(s.read, turns[n-1].Seq)
+	}
 }
 
 // cache puts a stored turn into the in-memory turns, in Seq order; the
@@ -140,24 +162,21 @@ func (s *Session) cache(t store.Turn) {
 	}
 }
 
-// refresh reads the turns stored since the last one this session knows
-// (by other processes), so that a prune or an end covers every turn.
+// refresh reads the turns stored since the last one this session has
+// read (by other processes, or missed by a failed read), so that a prune
+// or an end covers every turn. It reads from s.read, not from the last
+// turn cached: a turn added here may be cached above turns not yet read.
 func (s *Session) refresh(ctx context.Context) error {
 	s.mu.Lock()
-	from := s.doc.State.PrunedThrough + 1
-	if n := len(s.doc.State.Turns); n > 0 {
-		from = max(from, s.doc.State.Turns[n-1].Seq+1)
-	}
+	after := max(s.read, s.doc.State.PrunedThrough-s.k.cfg.ActiveTurns)
 	s.mu.Unlock()
-	turns, err := s.k.st.ListTurns(ctx, s.userID, s.id, from)
+	turns, err := s.k.st.ListTurns(ctx, s.userID, s.id, after+1)
 	if err != nil {
 		return fmt.Errorf("keeper: read turns of session %s: %w", s.id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, t := range turns {
-		s.cache(*t)
-	}
+	s.cacheRead(turns, after)
 	return nil
 }
 

@@ -246,6 +246,29 @@ func TestConcurrentProvidersOnOneSession(t *testing.T) {
 	assertEachTurnOnce(t, stacks[0].st, "u1", "shared", writers*each)
 }
 
+// One provider recording into one session from several goroutines at
+// once, its background prunes running meanwhile, loses no turn either.
+func TestConcurrentRecordsOnOneSession(t *testing.T) {
+	ctx := context.Background()
+	const writers, each = 4, 40
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.Reflection = provider.ReflectManual })
+	sess, err := agent.NewSession("shared", "u1")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				assert.NoError(t, s.mem.Record(ctx, sess, agent.UserText(fmt.Sprintf("writer %d says %d", w, i))))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, s.mem.Flush(ctx))
+	_, err = s.mem.EndSession(ctx, sess)
+	require.NoError(t, err)
+	assertEachTurnOnce(t, s.st, "u1", "shared", writers*each)
+}
+
 // The reflection counts live in the store: a restart between two fruitful
 // reflections still reconciles and updates the profile on the second.
 func TestReflectionCountsSurviveARestart(t *testing.T) {
