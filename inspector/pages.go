@@ -391,6 +391,36 @@ func (in *Inspector) cursor(w http.ResponseWriter, r *http.Request, kind string)
 // rows one time.
 func (c pageCursor) sameTime() (since, until time.Time) { return c.At, c.At.Add(time.Nanosecond) }
 
+// listPage reads the rows of a list page after cursor c, newest first:
+// those sharing c's time that come after it (atTime, given the time
+// range of that one time), then as many older ones as the page of size
+// rows still needs (older, given how many). Up to size+1 rows: one more
+// than the page shows says there is an older page. key is how the store
+// orders the rows: time, then first turn, then id.
+func listPage[D any](c pageCursor, size int, key func(D) (time.Time, int, string),
+	atTime func(since, until time.Time) ([]D, error), older func(limit int) ([]D, error)) ([]D, error) {
+	var out []D
+	if c.ID != "" {
+		same, err := atTime(c.sameTime())
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range same {
+			if c.lists(key(x)) {
+				out = append(out, x)
+			}
+		}
+	}
+	if len(out) <= size {
+		more, err := older(size + 1 - len(out))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, more...)
+	}
+	return out, nil
+}
+
 // docID reads the page's {id}, answering 400 for one no document can
 // have.
 func (in *Inspector) docID(w http.ResponseWriter, r *http.Request, what string) (string, bool) {
@@ -453,27 +483,16 @@ func (in *Inspector) sessions(w http.ResponseWriter, r *http.Request, s *scope) 
 		return
 	}
 	ctx, st := r.Context(), s.store.Store()
-	var ss []*store.Session
-	if c.ID != "" {
-		since, until := c.sameTime()
-		same, err := st.ListSessions(ctx, s.userID, store.SessionFilter{Since: since, Until: until})
-		if err != nil {
-			in.internal(w, r, err)
-			return
-		}
-		for _, x := range same {
-			if c.lists(x.StartTime, 0, x.ID) {
-				ss = append(ss, x)
-			}
-		}
-	}
-	if len(ss) <= in.size {
-		older, err := st.ListSessions(ctx, s.userID, store.SessionFilter{Until: c.At, Limit: in.size + 1 - len(ss)})
-		if err != nil {
-			in.internal(w, r, err)
-			return
-		}
-		ss = append(ss, older...)
+	ss, err := listPage(c, in.size, func(x *store.Session) (time.Time, int, string) { return x.StartTime, 0, x.ID },
+		func(since, until time.Time) ([]*store.Session, error) {
+			return st.ListSessions(ctx, s.userID, store.SessionFilter{Since: since, Until: until})
+		},
+		func(limit int) ([]*store.Session, error) {
+			return st.ListSessions(ctx, s.userID, store.SessionFilter{Until: c.At, Limit: limit})
+		})
+	if err != nil {
+		in.internal(w, r, err)
+		return
 	}
 	d := sessionsData{Sessions: ss}
 	if len(ss) > in.size {
@@ -566,28 +585,21 @@ func (in *Inspector) interactions(w http.ResponseWriter, r *http.Request, s *sco
 		return
 	}
 	ctx, st := r.Context(), s.store.Store()
-	var its []*store.Interaction
-	if c.ID != "" {
-		since, until := c.sameTime()
-		same, err := st.ListInteractions(ctx, s.userID, store.InteractionFilter{Since: since, Until: until})
-		if err != nil {
-			in.internal(w, r, err)
-			return
-		}
-		for _, x := range slices.Backward(same) { // newest first
-			if c.lists(x.Timestamp, x.FirstTurn, x.ID) {
-				its = append(its, x)
-			}
-		}
+	// The store lists interactions oldest first; the page, newest first.
+	newestFirst := func(its []*store.Interaction, err error) ([]*store.Interaction, error) {
+		slices.Reverse(its)
+		return its, err
 	}
-	if len(its) <= in.size {
-		older, err := st.ListInteractions(ctx, s.userID, store.InteractionFilter{Until: c.At, Limit: in.size + 1 - len(its)})
-		if err != nil {
-			in.internal(w, r, err)
-			return
-		}
-		slices.Reverse(older) // newest first
-		its = append(its, older...)
+	its, err := listPage(c, in.size, func(x *store.Interaction) (time.Time, int, string) { return x.Timestamp, x.FirstTurn, x.ID },
+		func(since, until time.Time) ([]*store.Interaction, error) {
+			return newestFirst(st.ListInteractions(ctx, s.userID, store.InteractionFilter{Since: since, Until: until}))
+		},
+		func(limit int) ([]*store.Interaction, error) {
+			return newestFirst(st.ListInteractions(ctx, s.userID, store.InteractionFilter{Until: c.At, Limit: limit}))
+		})
+	if err != nil {
+		in.internal(w, r, err)
+		return
 	}
 	d := interactionsData{Interactions: its}
 	if len(its) > in.size {

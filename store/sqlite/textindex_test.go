@@ -424,9 +424,14 @@ func textHits(t *testing.T, s *Store, user, q string) []driver.Scored {
 	t.Helper()
 	hits, err := s.SearchInteractions(t.Context(), user, store.SearchRequest{Text: q, TopK: 20})
 	require.NoError(t, err)
+	return textScores(hits, func(d *store.Interaction) string { return d.ID })
+}
+
+// textScores are hits' ids and text scores, in order.
+func textScores[D any](hits []store.Hit[D], id func(D) string) []driver.Scored {
 	out := make([]driver.Scored, len(hits))
 	for i, h := range hits {
-		out[i] = driver.Scored{ID: h.Doc.ID, Score: h.TextScore}
+		out[i] = driver.Scored{ID: id(h.Doc), Score: h.TextScore}
 	}
 	return out
 }
