@@ -92,31 +92,9 @@ func TestTextCandidatesUnderCap(t *testing.T) {
 // through DefaultAzureCredential. Each store provisions a database of its
 // own (serverless unless the account is provisioned) and deletes it.
 func TestConformanceLive(t *testing.T) {
-	endpoint := os.Getenv("AZURE_COSMOS_ENDPOINT")
-	if endpoint == "" {
-		t.Skip("AZURE_COSMOS_ENDPOINT is not set: set it (and AZURE_COSMOS_KEY, or sign in for DefaultAzureCredential) to run the conformance suite against a real Azure Cosmos DB account")
-	}
+	endpoint := liveEndpoint(t, "run the conformance suite against a real Azure Cosmos DB account")
 	open := func(t *testing.T, maxTextCandidates int) store.Store {
-		cfg := Config{
-			Endpoint:          endpoint,
-			Key:               os.Getenv("AZURE_COSMOS_KEY"),
-			Database:          cosmostest.DatabaseName(t),
-			Dimensions:        storetest.Dimensions,
-			CreateIfNotExists: true,
-			MaxTextCandidates: maxTextCandidates,
-		}
-		s, err := Open(t.Context(), cfg)
-		require.NoError(t, err)
-		var db *azcosmos.DatabaseClient
-		require.True(t, s.As(&db))
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := db.Delete(ctx, nil); err != nil {
-				t.Errorf("delete database %s: %v", cfg.Database, err)
-			}
-		})
-		return s
+		return openLive(t, endpoint, func(c *Config) { c.MaxTextCandidates = maxTextCandidates })
 	}
 	storetest.RunConformance(t, func(t *testing.T) store.Store { return open(t, 0) })
 	t.Run("TextCandidatesUnderCap", func(t *testing.T) {
@@ -127,4 +105,39 @@ func TestConformanceLive(t *testing.T) {
 	t.Run("LargeUser", func(t *testing.T) {
 		storetest.RunLargeUser(t, func(t *testing.T) store.Store { return open(t, 0) }, storetest.LargeUserVectors)
 	})
+}
+
+// liveEndpoint is AZURE_COSMOS_ENDPOINT, the real account a live test
+// runs against; without it t is skipped, the message saying what the
+// test would do.
+func liveEndpoint(t *testing.T, what string) string {
+	t.Helper()
+	endpoint := os.Getenv("AZURE_COSMOS_ENDPOINT")
+	if endpoint == "" {
+		t.Skip("AZURE_COSMOS_ENDPOINT is not set: set it (and AZURE_COSMOS_KEY, or sign in for DefaultAzureCredential) to " + what)
+	}
+	return endpoint
+}
+
+// openLive opens a store on a database of its own on the real account at
+// endpoint (AZURE_COSMOS_KEY, or else Entra ID through
+// DefaultAzureCredential), storetest's dimensions unless mod says
+// otherwise, and deletes the database when t ends.
+func openLive(t *testing.T, endpoint string, mod func(*Config)) *Store {
+	t.Helper()
+	cfg := Config{Endpoint: endpoint, Key: os.Getenv("AZURE_COSMOS_KEY"), Database: cosmostest.DatabaseName(t),
+		Dimensions: storetest.Dimensions, CreateIfNotExists: true}
+	mod(&cfg)
+	s, err := Open(t.Context(), cfg)
+	require.NoError(t, err)
+	var db *azcosmos.DatabaseClient
+	require.True(t, s.As(&db))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := db.Delete(ctx, nil); err != nil {
+			t.Errorf("delete database %s: %v", cfg.Database, err)
+		}
+	})
+	return s
 }

@@ -1,17 +1,14 @@
 package cosmos
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -133,26 +130,9 @@ func TestVectorRecall(t *testing.T) {
 // type against its own exact scan, on a real account (AZURE_COSMOS_ENDPOINT),
 // for a user past 1,000 vectors, and fails below 0.8.
 func TestVectorRecallLive(t *testing.T) {
-	endpoint := os.Getenv("AZURE_COSMOS_ENDPOINT")
-	if endpoint == "" {
-		t.Skip("AZURE_COSMOS_ENDPOINT is not set: set it (and AZURE_COSMOS_KEY, or sign in for DefaultAzureCredential) to measure the service's vector recall")
-	}
+	endpoint := liveEndpoint(t, "measure the service's vector recall")
 	runRecall(t, func(t *testing.T, mod func(*Config)) *Store {
-		cfg := Config{Endpoint: endpoint, Key: os.Getenv("AZURE_COSMOS_KEY"), Database: cosmostest.DatabaseName(t),
-			Dimensions: recallDimensions, CreateIfNotExists: true}
-		mod(&cfg)
-		s, err := Open(t.Context(), cfg)
-		require.NoError(t, err)
-		var db *azcosmos.DatabaseClient
-		require.True(t, s.As(&db))
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := db.Delete(ctx, nil); err != nil {
-				t.Errorf("delete database %s: %v", cfg.Database, err)
-			}
-		})
-		return s
+		return openLive(t, endpoint, func(c *Config) { c.Dimensions = recallDimensions; mod(c) })
 	}, storetest.LargeUserVectors, 0.8)
 }
 
