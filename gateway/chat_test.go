@@ -80,16 +80,7 @@ func TestStreamedClientToolCallsRoundTripIntoOneTurn(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{userMessage("Is it warm in Lisbon today?")},
 		Tools:    []openai.ChatCompletionToolUnionParam{weather},
 	}
-	stream := func() openai.ChatCompletionAccumulator {
-		t.Helper()
-		s := r.chat("alice").NewStreaming(context.Background(), params)
-		var acc openai.ChatCompletionAccumulator
-		for s.Next() {
-			acc.AddChunk(s.Current())
-		}
-		require.NoError(t, s.Err())
-		return acc
-	}
+	stream := func() openai.ChatCompletionAccumulator { return r.stream("alice", params) }
 	r.up.QueueChat(fakeopenai.ToolCalls(fakeopenai.Call("call_9", "get_weather", `{"city":"Lisbon","unit":"celsius"}`)).WithText("Let me check."))
 	first := stream()
 	require.Len(t, first.Choices[0].Message.ToolCalls, 1)

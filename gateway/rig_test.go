@@ -183,6 +183,19 @@ func (r *rig) endSessions(user string) {
 func userMessage(text string) openai.ChatCompletionMessageParamUnion { return openai.UserMessage(text) }
 
 // chat is the chat completions service of a client of user.
+// stream sends params to the gateway as user, streamed, and returns the
+// chunks accumulated; a stream that fails fails the test.
+func (r *rig) stream(user string, params openai.ChatCompletionNewParams) openai.ChatCompletionAccumulator {
+	r.t.Helper()
+	s := r.chat(user).NewStreaming(context.Background(), params)
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		acc.AddChunk(s.Current())
+	}
+	require.NoError(r.t, s.Err())
+	return acc
+}
+
 func (r *rig) chat(user string, opts ...option.RequestOption) *openai.ChatCompletionService {
 	c := r.client(user, opts...)
 	return &c.Chat.Completions

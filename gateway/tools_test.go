@@ -103,14 +103,9 @@ func TestTheGatewaysToolLoopRunsInStreamsToo(t *testing.T) {
 		fakeopenai.ToolCalls(fakeopenai.Call("call_m", retrieval.ToolName, `{"query":"dog name"}`)).WithText("Let me look. "),
 		fakeopenai.Text("Your dog is Biscuit."),
 	)
-	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+	acc := r.stream("alice", openai.ChatCompletionNewParams{
 		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("Remind me, what's my dog called?")},
 	})
-	var acc openai.ChatCompletionAccumulator
-	for s.Next() {
-		acc.AddChunk(s.Current())
-	}
-	require.NoError(t, s.Err())
 	assert.Equal(t, "Let me look. Your dog is Biscuit.", acc.Choices[0].Message.Content)
 	assert.Empty(t, acc.Choices[0].Message.ToolCalls, "the client never sees the gateway's tool")
 	assert.Equal(t, "stop", acc.Choices[0].FinishReason)
@@ -137,16 +132,11 @@ func TestAStreamedAnswerCallingBothToolsShowsTheClientOnlyItsOwn(t *testing.T) {
 		fakeopenai.Call("call_w", "get_weather", `{"city":"Lisbon"}`),
 	))
 	weather := openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather"})
-	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+	acc := r.stream("alice", openai.ChatCompletionNewParams{
 		Model:    "gpt-test",
 		Messages: []openai.ChatCompletionMessageParamUnion{userMessage("What's the weather where I live?")},
 		Tools:    []openai.ChatCompletionToolUnionParam{weather},
 	})
-	var acc openai.ChatCompletionAccumulator
-	for s.Next() {
-		acc.AddChunk(s.Current())
-	}
-	require.NoError(t, s.Err())
 	calls := acc.Choices[0].Message.ToolCalls
 	require.Len(t, calls, 1)
 	assert.Equal(t, "get_weather", calls[0].Function.Name)
@@ -204,14 +194,9 @@ func TestTheGatewayAnswersEachOfItsWholeCallsAtOneIndex(t *testing.T) {
 		),
 		fakeopenai.Text("Done."),
 	)
-	s := r.chat("alice").NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+	acc := r.stream("alice", openai.ChatCompletionNewParams{
 		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("What do you know?")},
 	})
-	var acc openai.ChatCompletionAccumulator
-	for s.Next() {
-		acc.AddChunk(s.Current())
-	}
-	require.NoError(t, s.Err())
 	assert.Equal(t, "Done.", acc.Choices[0].Message.Content)
 	assert.Empty(t, acc.Choices[0].Message.ToolCalls)
 	reqs := r.up.ChatRequests()
