@@ -1,14 +1,12 @@
 package provider_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -231,14 +229,7 @@ func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
 	release, err := lease.Acquire(ctx, st, "u1", "the-test", lease.Config{TTL: time.Minute})
 	require.NoError(t, err)
 
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), instanceChildEnv+"="+path+"|s-killed|hold")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	sc := bufio.NewScanner(stdout)
+	cmd, sc, stderr := startChild(t, instanceChildEnv+"="+path+"|s-killed|hold")
 	for sc.Scan() && sc.Text() != "ended" {
 	}
 	require.Equal(t, "ended", sc.Text(), "the child ends its session (stderr: %s)", stderr.String())
@@ -367,14 +358,7 @@ func TestKilledInstanceTrials(t *testing.T) {
 	var open, takenOver, finished int
 	for trial := range trials {
 		session := fmt.Sprintf("trial-%d", trial)
-		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), instanceChildEnv+"="+path+"|"+session+"|run")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(stdout)
+		cmd, sc, stderr := startChild(t, instanceChildEnv+"="+path+"|"+session+"|run")
 		for sc.Scan() && sc.Text() != "end" {
 		}
 		time.Sleep(time.Duration(rng.IntN(30_000)) * time.Microsecond)

@@ -112,20 +112,13 @@ func TestKillTrials(t *testing.T) {
 	for trial := range trials {
 		session := fmt.Sprintf("trial-%d", trial)
 		turns := 5 + rng.IntN(20)
-		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d", killChildEnv, path, session, turns))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
+		cmd, sc, stderr := startChild(t, fmt.Sprintf("%s=%s|%s|%d", killChildEnv, path, session, turns))
 
 		// Where to kill: after a random acknowledged turn, or on entering
 		// a Flush or EndSession, then a random 0-3 ms later.
 		target := []string{"ack " + strconv.Itoa(1+rng.IntN(turns)), "flush", "end"}[trial%3]
 		delay := time.Duration(rng.IntN(3000)) * time.Microsecond
 		last, phase := 0, ""
-		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			line := sc.Text()
 			if n, ok := strings.CutPrefix(line, "ack "); ok {
@@ -145,7 +138,7 @@ func TestKillTrials(t *testing.T) {
 			}
 			phase = sc.Text()
 		}
-		err = cmd.Wait()
+		err := cmd.Wait()
 		if phase == "ended" && err == nil {
 			finished++
 		} else {
@@ -196,4 +189,20 @@ func checkAfterKill(t *testing.T, path, session string, acked int) {
 	assertEachTurnOnce(t, s.st, "u1", session, len(turns))
 	require.NoError(t, s.mem.Close(ctx))
 	require.NoError(t, s.st.Close())
+}
+
+// startChild starts this test binary as a child process, running no test,
+// with env (NAME=value) added to its environment: the variable tells
+// TestMain which child's part to play. It returns the child, a scanner
+// over the lines it prints, and what it writes to stderr.
+func startChild(t *testing.T, env string) (*exec.Cmd, *bufio.Scanner, *strings.Builder) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	return cmd, bufio.NewScanner(stdout), stderr
 }
