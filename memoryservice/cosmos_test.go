@@ -22,15 +22,7 @@ func TestMain(m *testing.M) { cosmostest.Main(m) }
 // server does.
 func cosmosOpener(t *testing.T) opener {
 	t.Helper()
-	admin := cosmostest.NewClient(t) // skips without Node.js or the npm packages (fails in CI)
-	db := cosmostest.DatabaseName(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if d, err := admin.NewDatabase(db); err == nil {
-			_, _ = d.Delete(ctx, nil)
-		}
-	})
+	db := cosmostest.DatabaseFor(t) // skips without Node.js or the npm packages (fails in CI)
 	return func(t testing.TB, dims int) store.Store {
 		st, err := cosmos.Open(context.Background(), cosmos.Config{Endpoint: cosmostest.Endpoint(t), Key: cosmostest.Key,
 			Database: db, Dimensions: dims, CreateIfNotExists: true, Logger: quiet(),

@@ -158,13 +158,7 @@ func (rc requestCounts) byPart(parts ...string) string {
 func TestCosmosRequestsPerOperation(t *testing.T) {
 	cosmostest.Endpoint(t) // skips without the server
 	counter := newRequestCounter()
-	admin := cosmostest.NewClient(t)
-	db := cosmostest.DatabaseName(t)
-	t.Cleanup(func() {
-		if d, err := admin.NewDatabase(db); err == nil {
-			_, _ = d.Delete(context.Background(), nil)
-		}
-	})
+	db := cosmostest.DatabaseFor(t)
 	openWith := func(transport *requestCounter) opener {
 		return func(t testing.TB, dims int) store.Store {
 			opts := &azcosmos.ClientOptions{}

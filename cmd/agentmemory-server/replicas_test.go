@@ -41,15 +41,7 @@ func sqliteBackend(t testing.TB) backend {
 // deleted when t ends; it skips t without the server (fails in CI).
 func cosmosBackend(t testing.TB) backend {
 	t.Helper()
-	admin := cosmostest.NewClient(t)
-	db := cosmostest.DatabaseName(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if d, err := admin.NewDatabase(db); err == nil {
-			_, _ = d.Delete(ctx, nil)
-		}
-	})
+	db := cosmostest.DatabaseFor(t)
 	return backend{name: "Azure Cosmos DB", db: filepath.Join(t.TempDir(), "unused.db"), env: map[string]string{
 		"AZURE_COSMOS_ENDPOINT": cosmostest.Endpoint(t), "AZURE_COSMOS_KEY": cosmostest.Key, "AZURE_COSMOS_DATABASE": db}}
 }

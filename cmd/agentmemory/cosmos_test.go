@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"maps"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -24,17 +22,11 @@ func TestWithoutServer(t *testing.T) {
 // server (an account of NewAccount goes with its server).
 func cosmosEnv(t *testing.T, env map[string]string, endpoint string) map[string]string {
 	env = maps.Clone(env)
-	env["AZURE_COSMOS_ENDPOINT"], env["AZURE_COSMOS_KEY"], env["AZURE_COSMOS_DATABASE"] = endpoint, cosmostest.Key, cosmostest.DatabaseName(t)
+	db := cosmostest.DatabaseName(t)
 	if endpoint == cosmostest.Endpoint(t) {
-		admin := cosmostest.NewClient(t)
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if db, err := admin.NewDatabase(env["AZURE_COSMOS_DATABASE"]); err == nil {
-				_, _ = db.Delete(ctx, nil)
-			}
-		})
+		db = cosmostest.DatabaseFor(t)
 	}
+	env["AZURE_COSMOS_ENDPOINT"], env["AZURE_COSMOS_KEY"], env["AZURE_COSMOS_DATABASE"] = endpoint, cosmostest.Key, db
 	return env
 }
 

@@ -235,6 +235,24 @@ func NewDatabase(tb testing.TB) *azcosmos.DatabaseClient {
 	return db
 }
 
+// DatabaseFor returns a database name of tb's own (DatabaseName) for the
+// code under test to create on the shared server, and deletes that
+// database, if it was created, when tb ends. It skips tb without the
+// server, as NewClient does.
+func DatabaseFor(tb testing.TB) string {
+	tb.Helper()
+	c := NewClient(tb)
+	name := DatabaseName(tb)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if db, err := c.NewDatabase(name); err == nil {
+			_, _ = db.Delete(ctx, nil) // not found: never created
+		}
+	})
+	return name
+}
+
 // DatabaseName returns a unique, valid database name derived from tb's name.
 func DatabaseName(tb testing.TB) string {
 	var b strings.Builder
