@@ -52,11 +52,13 @@ func (s *Store) loadShared(key cacheKey, sp spec) *setLoad {
 		defer s.loads.wg.Done()
 		ctx := s.loads.ctx
 		var unsaved map[int64]*docTerms
+		var loadedAt int64 // the generation loaded; the set's own moves as writes apply to it
 		l.err = s.readOn(ctx, s.lr, nil, "load "+string(key.kind), func(tx *readTx) error {
 			gen, err := readGen(ctx, tx, key.user, key.kind)
 			if err != nil {
 				return err
 			}
+			loadedAt = gen
 			set, u, err := loadSet(ctx, tx, key.user, sp, gen, true, s.pf.on())
 			if err != nil {
 				return err
@@ -75,7 +77,7 @@ func (s *Store) loadShared(key cacheKey, sp spec) *setLoad {
 		s.loads.mu.Unlock()
 		close(l.done)
 		if l.err == nil && len(unsaved) > 0 {
-			if err := s.saveTerms(ctx, key, sp, l.set.gen, unsaved); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrClosed) {
+			if err := s.saveTerms(ctx, key, sp, loadedAt, unsaved); err != nil && ctx.Err() == nil && !errors.Is(err, store.ErrClosed) {
 				s.log.Warn("store the tokens of loaded documents", "kind", sp.kind, "err", err)
 			}
 		}

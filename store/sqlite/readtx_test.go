@@ -58,3 +58,33 @@ func TestReadStatementsWithEveryConnectionHeld(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "s3", d.ID, "and reads through it")
 }
+
+// TestLoadSavesTermsWhileWritesGoOn: a load that tokenized documents
+// without terms rows (sessions without text have none) goes on to store
+// their rows after the searches waiting for it have their set, while a
+// write of the same user's sessions updates that set in place. The load
+// stores them under the generation it loaded, not the set's, which the
+// write changes (the race detector caught that read in CI, through
+// tests/locomo's TestAnswerEndToEnd; this test runs the same sequence, and
+// checks the searches stay right).
+func TestLoadSavesTermsWhileWritesGoOn(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "l.db"), Config{Dimensions: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	for round := range 20 {
+		user := fmt.Sprint("u", round)
+		for i := range 20 {
+			require.NoError(t, s.PutSession(ctx, user, &store.Session{ID: fmt.Sprint("bare", i), StartTime: time.Now()}))
+		}
+		require.NoError(t, s.PutSession(ctx, user, &store.Session{ID: "summed", StartTime: time.Now(), Summary: "quinces in autumn"}))
+		hits, err := s.SearchSessions(ctx, user, store.SearchRequest{Text: "quinces", TopK: 5})
+		require.NoError(t, err)
+		// Written as soon as the search has its set, while the load goes
+		// on to store the terms it tokenized.
+		require.NoError(t, s.DeleteDocument(ctx, user, store.KindSessionSummary, "bare0"))
+		require.Len(t, hits, 1)
+		assert.Equal(t, "summed", hits[0].Doc.ID)
+	}
+	require.NoError(t, s.Close()) // waits for the loads' stores of their terms
+}
