@@ -304,10 +304,18 @@ func closeClaim(r *updateRecord, end string, at time.Time) {
 	}
 }
 
+// marker is the body of an update's marker, whose record time is when
+// the update is next due for a poller.
+type marker struct {
+	// At is when the marker was written; zero in markers written before
+	// it was kept.
+	At time.Time `json:"at,omitzero"`
+}
+
 // mark writes update id's marker with the time it is next due for a
 // poller: its due time while queued, its claim's expiry while claimed.
 func (s *Service) mark(ctx context.Context, id string, at time.Time) {
-	if err := s.putRecord(ctx, activeKey(id), "", at, true, struct{}{}); err != nil {
+	if err := s.putRecord(ctx, activeKey(id), "", at, true, marker{At: s.cfg.Now()}); err != nil {
 		s.log.WarnContext(ctx, "memoryservice: writing an update's marker", "update", id, "err", err)
 	}
 }
@@ -353,11 +361,11 @@ func (s *Service) poll(ctx context.Context) error {
 		return nil
 	}
 	now := s.cfg.Now()
-	due, err := s.st.ListSessions(ctx, activeUser, store.SessionFilter{Until: now.Add(time.Millisecond)})
+	due, err := s.listRecords(ctx, activeUser, store.RecordFilter{Until: now.Add(time.Millisecond)})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(due, func(a, b *store.Session) int { return a.StartTime.Compare(b.StartTime) })
+	slices.SortFunc(due, func(a, b *store.Record) int { return a.Time.Compare(b.Time) })
 	// Claimed a batch at a time, the batch's claims at once: a replica
 	// with several workers free starts them together.
 	var (
@@ -374,7 +382,11 @@ func (s *Service) poll(ctx context.Context) error {
 				continue
 			}
 			wg.Go(func() {
-				h, err := s.claim(ctx, id, d.LastWritten())
+				var m marker
+				if _, err := decodeRecord(d, &m); err != nil {
+					s.log.WarnContext(ctx, "memoryservice: unreadable marker", "update", id, "err", err)
+				}
+				h, err := s.claim(ctx, id, m.At)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {

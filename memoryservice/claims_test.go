@@ -26,14 +26,14 @@ func TestAPollDuringAnAcceptKeepsTheMarker(t *testing.T) {
 		accepting.createStore("support", nil)
 
 		id := newUpdateID("support", "alice")
-		require.NoError(t, accepting.svc.putRecord(ctx, activeKey(id), store.CreateOnly, clk.Now(), true, struct{}{}))
+		require.NoError(t, accepting.svc.putRecord(ctx, activeKey(id), store.CreateOnly, clk.Now(), true, marker{At: clk.Now()}))
 		require.NoError(t, polling.svc.poll(ctx))
-		_, err := polling.st.GetSession(ctx, activeUser, "update."+id)
+		_, err := polling.svc.rec.GetRecord(ctx, activeUser, "update."+id)
 		require.NoError(t, err, "the marker of an update being accepted is kept")
 
 		clk.Add(acceptGrace + time.Second)
 		require.NoError(t, polling.svc.poll(ctx))
-		_, err = polling.st.GetSession(ctx, activeUser, "update."+id)
+		_, err = polling.svc.rec.GetRecord(ctx, activeUser, "update."+id)
 		require.ErrorIs(t, err, store.ErrNotFound, "the marker of an acceptance that failed is dropped")
 	})
 }

@@ -195,10 +195,10 @@ func TestCosmosRequestsPerOperation(t *testing.T) {
 		return rc
 	}
 	statusOf := func(id string) string {
-		doc, err := probe.GetSession(context.Background(), updateHome(id), "update."+id)
+		doc, err := store.RecordsOf(probe).GetRecord(context.Background(), updateHome(id), "update."+id)
 		require.NoError(t, err)
 		var rec updateRecord
-		_, err = s.svc.getRecordFrom(doc, &rec)
+		_, err = decodeRecord(doc, &rec)
 		require.NoError(t, err)
 		return rec.Status
 	}

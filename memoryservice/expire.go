@@ -139,13 +139,13 @@ func (s *Service) sweep(ctx context.Context) error {
 		s.lastRetire = now
 	}
 	s.mu.Unlock()
-	defs, err := s.listRecords(ctx, RegistryUserID, "store.", store.SessionFilter{})
+	defs, err := s.listRecords(ctx, RegistryUserID, store.RecordFilter{Prefix: "store."})
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, d := range defs {
 		var m memoryStore
-		if _, err := s.getRecordFrom(d, &m); err != nil {
+		if _, err := decodeRecord(d, &m); err != nil {
 			// Its scopes cannot be found: say so rather than skip them.
 			s.log.ErrorContext(ctx, "memoryservice: unreadable memory store record: its scopes are not swept", "id", d.ID, "err", err)
 			errs = append(errs, err)
@@ -157,14 +157,14 @@ func (s *Service) sweep(ctx context.Context) error {
 		if m.ttl() <= 0 && !retire {
 			continue // nothing to do in its scopes this time
 		}
-		scopes, err := s.listRecords(ctx, scopesUser(m.Name), "scope.", store.SessionFilter{})
+		scopes, err := s.listRecords(ctx, scopesUser(m.Name), store.RecordFilter{Prefix: "scope."})
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, sd := range scopes {
 			var sc scopeRecord
-			if _, err := s.getRecordFrom(sd, &sc); err != nil || sc.Store != m.Name {
+			if _, err := decodeRecord(sd, &sc); err != nil || sc.Store != m.Name {
 				err = errors.Join(err, fmt.Errorf("memoryservice: scope record %s is not of memory store %q", sd.ID, m.Name))
 				s.log.ErrorContext(ctx, "memoryservice: unreadable scope record: the scope is not swept", "store", m.Name, "id", sd.ID, "err", err)
 				errs = append(errs, err)

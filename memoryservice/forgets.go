@@ -103,14 +103,14 @@ func (s *Service) keepForget(ctx context.Context, name string, rc *provider.Rece
 // keptForgets returns the forgets not yet complete: the registry's, then
 // those only this process keeps.
 func (s *Service) keptForgets(ctx context.Context) ([]keptForget, error) {
-	docs, err := s.listRecords(ctx, forgetsUser, "forget.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, forgetsUser, store.RecordFilter{Prefix: "forget."})
 	if err != nil {
 		return nil, err
 	}
 	var out []keptForget
 	for _, d := range docs {
 		var k keptForget
-		if _, err := s.getRecordFrom(d, &k); err != nil || k.Receipt == nil {
+		if _, err := decodeRecord(d, &k); err != nil || k.Receipt == nil {
 			s.log.ErrorContext(ctx, "memoryservice: an unreadable record of a forget not yet complete is skipped", "id", d.ID, "err", err)
 			continue
 		}

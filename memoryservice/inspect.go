@@ -142,14 +142,14 @@ func (s *Service) GuardPages(h http.Handler) http.Handler {
 
 // StoreNames lists the names of the memory stores, sorted.
 func (s *Service) StoreNames(ctx context.Context) ([]string, error) {
-	docs, err := s.listRecords(ctx, RegistryUserID, "store.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, RegistryUserID, store.RecordFilter{Prefix: "store."})
 	if err != nil {
 		return nil, err
 	}
 	names := make([]string, 0, len(docs))
 	for _, d := range docs {
 		var m memoryStore
-		if _, err := s.getRecordFrom(d, &m); err != nil {
+		if _, err := decodeRecord(d, &m); err != nil {
 			s.log.ErrorContext(ctx, "memoryservice: unreadable memory store record skipped", "id", d.ID, "err", err)
 			continue
 		}
@@ -176,14 +176,14 @@ func (s *Service) OpenStore(ctx context.Context, name string) (*GatewayStore, er
 
 // Scopes lists the scopes the store has recorded, sorted.
 func (g *GatewayStore) Scopes(ctx context.Context) ([]string, error) {
-	docs, err := g.svc.listRecords(ctx, scopesUser(g.def.Name), "scope.", store.SessionFilter{})
+	docs, err := g.svc.listRecords(ctx, scopesUser(g.def.Name), store.RecordFilter{Prefix: "scope."})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(docs))
 	for _, d := range docs {
 		var sc scopeRecord
-		if _, err := g.svc.getRecordFrom(d, &sc); err != nil || sc.Store != g.def.Name {
+		if _, err := decodeRecord(d, &sc); err != nil || sc.Store != g.def.Name {
 			g.svc.log.ErrorContext(ctx, "memoryservice: unreadable scope record skipped", "id", d.ID, "err", err)
 			continue
 		}
@@ -266,18 +266,14 @@ type UpdateUsage struct {
 // Updates returns the scope's update records, newest first, at most
 // limit of them (all of them when limit is zero).
 func (g *GatewayStore) Updates(ctx context.Context, scope string, limit int) ([]Update, error) {
-	f := store.SessionFilter{}
-	if limit > 0 {
-		f.Limit = limit + 1 // the queue record shares the partition
-	}
-	docs, err := g.svc.listRecords(ctx, updatesUser(scopeHash(g.def.Name, scope)), "update.", f)
+	docs, err := g.svc.listRecords(ctx, updatesUser(scopeHash(g.def.Name, scope)), store.RecordFilter{Prefix: "update.", Limit: limit})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Update, 0, len(docs))
 	for _, d := range docs {
 		var rec updateRecord
-		if _, err := g.svc.getRecordFrom(d, &rec); err != nil {
+		if _, err := decodeRecord(d, &rec); err != nil {
 			continue
 		}
 		u := Update{ID: rec.ID, SessionID: rec.SessionID, Status: rec.Status, CreatedAt: rec.CreatedAt, DueAt: rec.DueAt, Turns: rec.Turns}

@@ -16,18 +16,18 @@ import (
 // runs again cleanly: a copy made already is kept as it is. A record that
 // cannot be read stays, and is logged.
 func (s *Service) migrate(ctx context.Context) error {
-	docs, err := s.listRecords(ctx, RegistryUserID, "scope.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, RegistryUserID, store.RecordFilter{Prefix: "scope."})
 	if err != nil {
 		return fmt.Errorf("memoryservice: migrate scope records: %w", err)
 	}
 	moved := 0
 	for _, d := range docs {
 		var sc scopeRecord
-		if _, err := s.getRecordFrom(d, &sc); err != nil || checkName("store", sc.Store) != nil {
+		if _, err := decodeRecord(d, &sc); err != nil || checkName("store", sc.Store) != nil {
 			s.log.ErrorContext(ctx, "memoryservice: unreadable scope record left unmigrated", "id", d.ID, "err", err)
 			continue
 		}
-		err := s.putRecord(ctx, scopeKey(sc.Store, sc.Scope), store.CreateOnly, d.StartTime, false, sc)
+		err := s.putRecord(ctx, scopeKey(sc.Store, sc.Scope), store.CreateOnly, d.Time, false, sc)
 		if err != nil && !errors.Is(err, store.ErrConflict) {
 			return fmt.Errorf("memoryservice: migrate scope record %s: %w", d.ID, err)
 		}

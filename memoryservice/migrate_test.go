@@ -63,12 +63,12 @@ func TestMigrateFromTheOldRegistryLayout(t *testing.T) {
 
 	for range 2 { // the second start finds nothing to move
 		s := start(t, path, Config{})
-		old, err := s.st.ListSessions(ctx, RegistryUserID, store.SessionFilter{})
+		old, err := s.svc.rec.ListRecords(ctx, RegistryUserID, store.RecordFilter{})
 		require.NoError(t, err)
 		for _, d := range old {
 			assert.NotRegexp(t, `^scope\.`, d.ID, "scope records left the old partition")
 		}
-		moved, err := s.st.ListSessions(ctx, scopesUser("support"), store.SessionFilter{})
+		moved, err := s.svc.rec.ListRecords(ctx, scopesUser("support"), store.RecordFilter{})
 		require.NoError(t, err)
 		assert.Len(t, moved, 2, "both scope records in the store's partition")
 		code, out, _ := s.do("GET", "/memory_stores/support/updates/"+done, nil)
@@ -86,10 +86,54 @@ func TestMigrateFromTheOldRegistryLayout(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code, "the older update went with its scope")
 	code, out, _ = s.do("DELETE", "/memory_stores/support", nil)
 	require.Equal(t, http.StatusOK, code, "%v", out)
-	left, err := s.st.ListSessions(ctx, RegistryUserID, store.SessionFilter{})
+	left, err := s.svc.rec.ListRecords(ctx, RegistryUserID, store.RecordFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, left, "nothing of the store is left in the registry")
-	left, err = s.st.ListSessions(ctx, scopesUser("support"), store.SessionFilter{})
+	left, err = s.svc.rec.ListRecords(ctx, scopesUser("support"), store.RecordFilter{})
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// sessionsOnly is a store without store.Records of its own: the service
+// keeps its records as session documents on it, as every version did
+// before Records.
+type sessionsOnly struct{ store.Store }
+
+// A file whose records are session documents (a version before
+// store.Records) is migrated at New into the store's records: every
+// partition's documents move (the scope's queue and updates, the
+// markers, the search records, the definitions), a queued update still
+// runs, a finished one still reads, a search still continues; a second
+// start reads only the migration's record.
+func TestRecordsMoveFromSessionDocuments(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	old := startWrapped(t, path, Config{RateLimit: -1}, func(st *sqlite.Store) store.Store { return sessionsOnly{st} })
+	old.createStore("support", nil)
+	done := old.update("support", "alice", 0, "I keep bees on the roof.")
+	require.Equal(t, "completed", old.wait("support", done)["status"])
+	queued := old.update("support", "alice", 2, "I moved to Porto last spring.")
+	searchID, _ := old.searchID("support", "alice", "", "Where do I keep my bees?")
+	old.stop()
+
+	parts := []string{RegistryUserID, scopesUser("support"), searchesUser("support"), updatesUser(scopeHash("support", "alice")), activeUser}
+	for range 2 { // the second start finds them moved
+		s := start(t, path, Config{RateLimit: -1})
+		for _, part := range parts {
+			docs, err := s.st.ListSessions(ctx, part, store.SessionFilter{})
+			require.NoError(t, err)
+			assert.Empty(t, docs, "no session document left in %s", part)
+		}
+		recs, err := s.svc.rec.ListRecords(ctx, updatesUser(scopeHash("support", "alice")), store.RecordFilter{Prefix: "update."})
+		require.NoError(t, err)
+		assert.Len(t, recs, 2, "both updates are records")
+		code, out, _ := s.do("GET", "/memory_stores/support/updates/"+done, nil)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		assert.Equal(t, "completed", out["status"])
+		assert.Equal(t, "completed", s.wait("support", queued)["status"], "the queued update runs")
+		code, out = s.searchWith("support", "alice", searchID, "And since when?")
+		assert.Equal(t, http.StatusOK, code, "the search continues: %v", out)
+		assert.Contains(t, contents(s.list("support", "alice", "")), "Porto")
+		s.stop()
+	}
 }

@@ -31,18 +31,18 @@ type QueueStats struct {
 // replica's counters.
 func (s *Service) QueueStats(ctx context.Context) (QueueStats, error) {
 	qs := QueueStats{Claims: s.claims.Load(), Takeovers: s.takeovers.Load(), ExpiredLeases: s.expiredLeases.Load()}
-	marks, err := s.listRecords(ctx, activeUser, "update.", store.SessionFilter{})
+	marks, err := s.listRecords(ctx, activeUser, store.RecordFilter{Prefix: "update."})
 	if err != nil {
 		return qs, fmt.Errorf("memoryservice: queue stats: %w", err)
 	}
 	now := s.cfg.Now()
 	qs.Depth = len(marks)
 	for _, m := range marks {
-		if m.StartTime.After(now) {
+		if m.Time.After(now) {
 			continue // not due yet, or claimed until then
 		}
-		if qs.OldestDue.IsZero() || m.StartTime.Before(qs.OldestDue) {
-			qs.OldestDue = m.StartTime
+		if qs.OldestDue.IsZero() || m.Time.Before(qs.OldestDue) {
+			qs.OldestDue = m.Time
 		}
 	}
 	return qs, nil

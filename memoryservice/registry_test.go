@@ -37,6 +37,35 @@ func (l *listLog) ListSessions(ctx context.Context, userID string, f store.Sessi
 	return docs, err
 }
 
+// The service keeps its records through the store's own Records where
+// it has them (store.RecordsOf): their listings are logged too.
+
+func (l *listLog) ListRecords(ctx context.Context, userID string, f store.RecordFilter) ([]*store.Record, error) {
+	recs, err := store.RecordsOf(l.Store).ListRecords(ctx, userID, f)
+	if strings.HasPrefix(userID, RegistryUserID) {
+		ids := make([]string, len(recs))
+		for i, r := range recs {
+			ids[i] = r.ID
+		}
+		l.mu.Lock()
+		l.lists[userID] = append(l.lists[userID], ids)
+		l.mu.Unlock()
+	}
+	return recs, err
+}
+
+func (l *listLog) GetRecord(ctx context.Context, userID, id string) (*store.Record, error) {
+	return store.RecordsOf(l.Store).GetRecord(ctx, userID, id)
+}
+
+func (l *listLog) PutRecord(ctx context.Context, userID string, r *store.Record) error {
+	return store.RecordsOf(l.Store).PutRecord(ctx, userID, r)
+}
+
+func (l *listLog) DeleteRecord(ctx context.Context, userID, id string) error {
+	return store.RecordsOf(l.Store).DeleteRecord(ctx, userID, id)
+}
+
 // take returns the listings recorded since the last take.
 func (l *listLog) take() map[string][][]string {
 	l.mu.Lock()

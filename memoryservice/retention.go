@@ -21,7 +21,7 @@ const DefaultUpdateRetention = 24 * time.Hour
 func (s *Service) retireUpdates(ctx context.Context, sc *scopeRecord) error {
 	cut := s.cfg.Now().Add(-s.cfg.UpdateRetention)
 	part := updatesUser(scopeHash(sc.Store, sc.Scope))
-	docs, err := s.listRecords(ctx, part, "update.", store.SessionFilter{Status: store.SessionCompleted, Until: cut})
+	docs, err := s.listRecords(ctx, part, store.RecordFilter{Prefix: "update.", State: store.RecordFinished, Until: cut})
 	if err != nil {
 		return err
 	}
@@ -66,10 +66,10 @@ func (s *Service) retireUpdates(ctx context.Context, sc *scopeRecord) error {
 
 // retire deletes update record k (doc, if read already) if it finished
 // before cut, and reports whether the record is gone.
-func (s *Service) retire(ctx context.Context, k recKey, doc *store.Session, cut time.Time) (bool, error) {
+func (s *Service) retire(ctx context.Context, k recKey, doc *store.Record, cut time.Time) (bool, error) {
 	if doc == nil {
 		var err error
-		doc, err = s.st.GetSession(ctx, k.user, k.id)
+		doc, err = s.rec.GetRecord(ctx, k.user, k.id)
 		if errors.Is(err, store.ErrNotFound) {
 			return true, nil
 		}
@@ -78,13 +78,11 @@ func (s *Service) retire(ctx context.Context, k recKey, doc *store.Session, cut 
 		}
 	}
 	var rec updateRecord
-	if _, err := s.getRecordFrom(doc, &rec); err != nil {
+	if _, err := decodeRecord(doc, &rec); err != nil {
 		s.log.ErrorContext(ctx, "memoryservice: unreadable update record kept", "id", k.id, "err", err)
 		return false, err
 	}
-	// A finished record is not written again: its document's last write
-	// is when it finished.
-	if rec.active() || !doc.UpdatedAt.Before(cut) {
+	if rec.active() || !rec.finished().Before(cut) {
 		return false, nil
 	}
 	if err := s.deleteRecord(ctx, k); err != nil {

@@ -87,7 +87,7 @@ func (s *Service) changeScope(ctx context.Context, name, scope string, change fu
 // locks.
 func (s *Service) deleteScopeUpdates(ctx context.Context, name, scope string) error {
 	part := updatesUser(scopeHash(name, scope))
-	docs, err := s.listRecords(ctx, part, "update.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, part, store.RecordFilter{Prefix: "update."})
 	if err != nil {
 		return err
 	}

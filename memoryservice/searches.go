@@ -90,13 +90,13 @@ func (r *searchRecord) turns() []prompts.Turn {
 // dropSearches deletes the search records of a scope of memory store
 // name, or of every scope when scope is "".
 func (s *Service) dropSearches(ctx context.Context, name, scope string) error {
-	docs, err := s.listRecords(ctx, searchesUser(name), "search.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, searchesUser(name), store.RecordFilter{Prefix: "search."})
 	if err != nil {
 		return fmt.Errorf("memoryservice: the searches to forget: %w", err)
 	}
 	for _, d := range docs {
 		var r searchRecord
-		if _, err := s.getRecordFrom(d, &r); err == nil && scope != "" && r.Scope != scope {
+		if _, err := decodeRecord(d, &r); err == nil && scope != "" && r.Scope != scope {
 			continue
 		}
 		if err := s.deleteRecord(ctx, recKey{searchesUser(name), d.ID}); err != nil {
@@ -110,14 +110,14 @@ func (s *Service) dropSearches(ctx context.Context, name, scope string) error {
 // Config.SearchTTL, and the oldest beyond Config.MaxSearches: one query
 // of the store's search records.
 func (s *Service) sweepSearches(ctx context.Context, name string) error {
-	docs, err := s.listRecords(ctx, searchesUser(name), "search.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, searchesUser(name), store.RecordFilter{Prefix: "search."})
 	if err != nil {
 		return err
 	}
 	cut := s.cfg.Now().Add(-s.cfg.SearchTTL)
 	var errs []error
 	for i, d := range docs { // newest first
-		if i < s.cfg.MaxSearches && !d.StartTime.Before(cut) {
+		if i < s.cfg.MaxSearches && !d.Time.Before(cut) {
 			continue
 		}
 		if err := s.deleteRecord(ctx, recKey{searchesUser(name), d.ID}); err != nil {

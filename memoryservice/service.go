@@ -177,6 +177,7 @@ type APIKey struct {
 // safe for concurrent use. Close it to drain updates in progress.
 type Service struct {
 	st  store.Store
+	rec store.Records // the registry's records: st's own, or its sessions
 	cfg Config
 	log *slog.Logger
 	mux *http.ServeMux
@@ -231,7 +232,7 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Service{st: st, cfg: cfg, log: cfg.Logger,
+	s := &Service{st: st, rec: store.RecordsOf(st), cfg: cfg, log: cfg.Logger,
 		providers: map[string]*provider.MemoryProvider{}, local: map[string]*localUpdate{},
 		scopeMu: map[string]*scopeLock{}, unfinished: map[*provider.Receipt]string{}, runCtx: runCtx, cancelRun: cancel,
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{}),
@@ -239,6 +240,10 @@ func New(ctx context.Context, st store.Store, cfg Config) (*Service, error) {
 	s.limit = newLimiter(cfg.RateLimit, cfg.RateBurst, len(cfg.Keys), time.Now)
 	s.failures = newAddrLimiter(cfg.RateLimit, cfg.RateBurst, maxAddresses, time.Now)
 	s.routes()
+	if err := s.migrateRecords(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		cancel()
 		return nil, err

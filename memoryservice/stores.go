@@ -258,14 +258,14 @@ func (s *Service) listStores(w http.ResponseWriter, r *http.Request) (listPage[*
 	if err != nil {
 		return listPage[*memoryStore]{}, err
 	}
-	docs, err := s.listRecords(r.Context(), RegistryUserID, "store.", store.SessionFilter{})
+	docs, err := s.listRecords(r.Context(), RegistryUserID, store.RecordFilter{Prefix: "store."})
 	if err != nil {
 		return listPage[*memoryStore]{}, err
 	}
 	stores := make([]*memoryStore, 0, len(docs))
 	for _, d := range docs {
 		var m memoryStore
-		if _, err := s.getRecordFrom(d, &m); err != nil {
+		if _, err := decodeRecord(d, &m); err != nil {
 			s.log.ErrorContext(r.Context(), "memoryservice: unreadable memory store record skipped", "id", d.ID, "err", err)
 			continue
 		}
@@ -299,13 +299,13 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDele
 	}
 	// Forget every scope, then the store's updates, then the definition:
 	// a failure midway leaves the definition, so the delete can be retried.
-	scopes, err := s.listRecords(ctx, scopesUser(name), "scope.", store.SessionFilter{})
+	scopes, err := s.listRecords(ctx, scopesUser(name), store.RecordFilter{Prefix: "scope."})
 	if err != nil {
 		return storeDeleted{}, err
 	}
 	for _, d := range scopes {
 		var sc scopeRecord
-		if _, err := s.getRecordFrom(d, &sc); err != nil || sc.Store != name {
+		if _, err := decodeRecord(d, &sc); err != nil || sc.Store != name {
 			// Its scope cannot be forgotten: the store stays, rather than
 			// leave the scope's memories orphaned (answered 500, logged).
 			return storeDeleted{}, errors.Join(err, fmt.Errorf("memoryservice: scope record %s of memory store %q is unreadable", d.ID, name))

@@ -69,7 +69,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	// The marker, so that pollers find the update, before its record (a
 	// marker of nothing is dropped by a poll once it is older than
 	// acceptGrace: until then its record may be on its way).
-	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, rec.DueAt, true, struct{}{}); err != nil {
+	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, rec.DueAt, true, marker{At: now}); err != nil {
 		return updateResponse{}, err
 	}
 	etag, err := s.writeRecord(ctx, updateKey(rec.ID), store.CreateOnly, now, true, rec)
@@ -198,7 +198,7 @@ func (s *Service) queuedUpdate(ctx context.Context, id string) (*updateRecord, s
 // replica meanwhile is not superseded.
 func (s *Service) supersede(ctx context.Context, old *updateRecord, tag, by string) (bool, error) {
 	for range maxScopeAttempts {
-		old.Status, old.SupersededBy = statusSuperseded, by
+		old.Status, old.SupersededBy, old.FinishedAt = statusSuperseded, by, s.cfg.Now()
 		err := s.putRecord(ctx, updateKey(old.ID), tag, old.CreatedAt, false, old)
 		switch {
 		case err == nil:
@@ -322,7 +322,7 @@ func (s *Service) resume(ctx context.Context) error {
 // markers name (dropping the markers of records finished or gone), and
 // the older ones kept active under RegistryUserID.
 func (s *Service) unfinishedUpdates(ctx context.Context) ([]*updateRecord, error) {
-	marks, err := s.listRecords(ctx, activeUser, "update.", store.SessionFilter{})
+	marks, err := s.listRecords(ctx, activeUser, store.RecordFilter{Prefix: "update."})
 	if err != nil {
 		return nil, err
 	}
@@ -342,13 +342,13 @@ func (s *Service) unfinishedUpdates(ctx context.Context) ([]*updateRecord, error
 			recs = append(recs, &rec)
 		}
 	}
-	older, err := s.listRecords(ctx, RegistryUserID, "update.", store.SessionFilter{Status: store.SessionActive})
+	older, err := s.listRecords(ctx, RegistryUserID, store.RecordFilter{Prefix: "update.", State: store.RecordActive})
 	if err != nil {
 		return nil, err
 	}
 	for _, d := range older {
 		var rec updateRecord
-		if _, err := s.getRecordFrom(d, &rec); err != nil || !rec.active() {
+		if _, err := decodeRecord(d, &rec); err != nil || !rec.active() {
 			s.log.ErrorContext(ctx, "memoryservice: unreadable update record not resumed", "id", d.ID, "err", err)
 			continue
 		}
@@ -356,7 +356,7 @@ func (s *Service) unfinishedUpdates(ctx context.Context) ([]*updateRecord, error
 			continue // read already
 		}
 		// A marker, for the pollers.
-		if err := s.putRecord(ctx, activeKey(rec.ID), "", rec.DueAt, true, struct{}{}); err != nil {
+		if err := s.putRecord(ctx, activeKey(rec.ID), "", rec.DueAt, true, marker{At: s.cfg.Now()}); err != nil {
 			return nil, err
 		}
 		recs = append(recs, &rec)

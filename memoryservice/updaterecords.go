@@ -51,6 +51,21 @@ type updateRecord struct {
 	// is the history of its claims, oldest first.
 	Claim  *updateClaim `json:"claim,omitempty"`
 	Claims []claimEntry `json:"claims,omitempty"`
+	// FinishedAt is when the update was completed, failed or superseded.
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+}
+
+// finished is when a finished update finished, as far as its record
+// tells: records written before FinishedAt have their last claim's end,
+// or their creation.
+func (u *updateRecord) finished() time.Time {
+	if !u.FinishedAt.IsZero() {
+		return u.FinishedAt
+	}
+	if n := len(u.Claims); n > 0 && !u.Claims[n-1].EndedAt.IsZero() {
+		return u.Claims[n-1].EndedAt
+	}
+	return u.CreatedAt
 }
 
 func (u *updateRecord) active() bool {
@@ -121,13 +136,13 @@ func (s *Service) liveOperations(ctx context.Context, def *memoryStore, rec *upd
 // deleting a store is rare; deleting a scope reads only the scope's
 // (deleteScopeUpdates).
 func (s *Service) deleteUpdates(ctx context.Context, name string) error {
-	docs, err := s.listRecords(ctx, RegistryUserID, "update.", store.SessionFilter{})
+	docs, err := s.listRecords(ctx, RegistryUserID, store.RecordFilter{Prefix: "update."})
 	if err != nil {
 		return err
 	}
 	for _, d := range docs {
 		var rec updateRecord
-		if _, err := s.getRecordFrom(d, &rec); err != nil || rec.Store != name {
+		if _, err := decodeRecord(d, &rec); err != nil || rec.Store != name {
 			continue
 		}
 		s.dropTimer(rec.ID)

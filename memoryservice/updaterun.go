@@ -224,7 +224,7 @@ func (s *Service) store(ctx context.Context, h *heldClaim, change func(*updateRe
 	now := s.cfg.Now()
 	err := s.write(ctx, h, false, func(r *updateRecord) {
 		change(r)
-		r.Claim = nil
+		r.Claim, r.FinishedAt = nil, now
 		closeClaim(r, claimFinished, now)
 	})
 	if err != nil {

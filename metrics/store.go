@@ -13,13 +13,14 @@ import (
 // failure by error class. The result implements what st does beyond
 // store.Store and callers look for by type assertion — store.DeletionLog,
 // Scrub (store/sqlite), VectorDimensions (store/sqlite, store/cosmos) —
-// and no more; As and Close reach st. A nil Recorder or a nil st returns
+// and no more, except store.Records, which it always has (records.go);
+// As and Close reach st. A nil Recorder or a nil st returns
 // st.
 func (r *Recorder) Store(st store.Store) store.Store {
 	if r == nil || st == nil {
 		return st
 	}
-	c := &countedStore{r: r, st: st}
+	c := &countedStore{r: r, st: st, rec: store.RecordsOf(st)}
 	lg, hasLog := st.(store.DeletionLog)
 	sc, hasScrub := st.(scrubber)
 	dm, hasDims := st.(dimensioner)
@@ -127,8 +128,9 @@ func observeErr(c *countedStore, op string, call func() error) error {
 
 // countedStore is a store.Store whose calls a Recorder counts.
 type countedStore struct {
-	r  *Recorder
-	st store.Store
+	r   *Recorder
+	st  store.Store
+	rec store.Records // store.RecordsOf(st)
 }
 
 // Unwrap returns the store counted.

@@ -102,15 +102,15 @@ type updateClaims struct {
 	} `json:"claim"`
 }
 
-// readClaims reads update id's record from the SQLite file: its
+// readClaims reads update id's record from the store: its
 // partition is the scope's, named by the hash the id carries.
 func readClaims(t *testing.T, st store.Store, id string) updateClaims {
 	t.Helper()
 	hash := strings.TrimPrefix(id, "memupd_")[:32]
-	doc, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".updates."+hash, "update."+id)
+	r, err := store.RecordsOf(st).GetRecord(context.Background(), memoryservice.RegistryUserID+".updates."+hash, "update."+id)
 	require.NoError(t, err)
 	var u updateClaims
-	require.NoError(t, json.Unmarshal([]byte(doc.State.CumulativeSummary), &u))
+	require.NoError(t, json.Unmarshal(r.Body, &u))
 	return u
 }
 
@@ -184,9 +184,9 @@ func replicasShareTheWork(t *testing.T, b backend) {
 			for id := range accepted {
 				if !finished[id] {
 					t.Logf("unfinished %s: %+v", id, readClaims(t, st, id))
-					m, err := st.GetSession(context.Background(), memoryservice.RegistryUserID+".active", "update."+id)
+					m, err := store.RecordsOf(st).GetRecord(context.Background(), memoryservice.RegistryUserID+".active", "update."+id)
 					if err == nil {
-						t.Logf("its marker: due %v", m.StartTime)
+						t.Logf("its marker: due %v", m.Time)
 					} else {
 						t.Logf("its marker: %v", err)
 					}
