@@ -18,13 +18,14 @@ type Record struct {
 	// rules (CheckID).
 	ID string `json:"id"`
 	// Time is the record's own time, by which ListRecords orders and
-	// bounds: when it was made, or when it is due.
+	// bounds: when it was made, or when it is due. Its year in UTC is
+	// 0000-9999; it comes back in UTC.
 	Time time.Time `json:"time"`
 	// Active marks a record whose work is not finished, for a listing of
 	// active records only.
 	Active bool `json:"active,omitempty"`
-	// Body is the record's content, a JSON value the store keeps as it
-	// is given.
+	// Body is the record's content, a JSON value in UTF-8 the store keeps
+	// as it is given (a compact value comes back byte for byte).
 	Body []byte `json:"body"`
 	// ETag is set by the store on every read and write; PutRecord follows
 	// PutSession's rules for it (empty, CreateOnly, or the stored ETag).
@@ -34,15 +35,16 @@ type Record struct {
 // RecordFilter selects records for ListRecords. The zero value selects
 // all of a partition's records.
 type RecordFilter struct {
-	// Prefix, if set, keeps records whose ID starts with it.
+	// Prefix, if set, keeps records whose ID starts with it: a string
+	// prefix, compared exactly, never a pattern or a word.
 	Prefix string
 	// State, if set, keeps only active (RecordActive) or only finished
-	// (RecordFinished) records.
+	// (RecordFinished) records; another value is ErrInvalid.
 	State RecordState
-	// Until, if non-zero, keeps records whose Time is before it.
+	// Until, if non-zero, keeps records whose Time is strictly before it.
 	Until time.Time
 	// Limit caps the number returned, keeping the most recent ones; zero
-	// means no limit.
+	// means no limit, and a negative limit is ErrInvalid.
 	Limit int
 }
 

@@ -342,3 +342,60 @@ func (v Validator) DeletionRecord(rec *store.DeletionRecord) error {
 	}
 	return size(what, rec)
 }
+
+// Record validates r before PutRecord: a valid id, a Time in the years
+// JSON and the backends' time keys can hold (0000-9999, in UTC), and a
+// Body that is valid JSON in UTF-8 of at most store.MaxDocumentBytes.
+// The user id is the caller's to check.
+func (v Validator) Record(r *store.Record) error {
+	if r == nil {
+		return fmt.Errorf("%w: nil record", store.ErrInvalid)
+	}
+	if err := store.CheckID("record id", r.ID); err != nil {
+		return err
+	}
+	if err := recordTime("record "+r.ID+" time", r.Time); err != nil {
+		return err
+	}
+	switch {
+	case len(r.Body) > store.MaxDocumentBytes:
+		return fmt.Errorf("%w: record %s: body is %d bytes, at most %d", store.ErrInvalid, r.ID, len(r.Body), store.MaxDocumentBytes)
+	case !utf8.Valid(r.Body):
+		return fmt.Errorf("%w: record %s: body is not valid UTF-8", store.ErrInvalid, r.ID)
+	case !json.Valid(r.Body):
+		return fmt.Errorf("%w: record %s: body is not valid JSON", store.ErrInvalid, r.ID)
+	}
+	return nil
+}
+
+// RecordFilter validates f before ListRecords: a known State, a Prefix
+// of valid UTF-8 no longer than an id, an Until in the years Record
+// allows, and a Limit that is not negative.
+func (v Validator) RecordFilter(f store.RecordFilter) error {
+	switch f.State {
+	case "", store.RecordActive, store.RecordFinished:
+	default:
+		return fmt.Errorf("%w: record filter: unknown state %q", store.ErrInvalid, f.State)
+	}
+	if len(f.Prefix) > store.MaxIDBytes || !utf8.ValidString(f.Prefix) {
+		return fmt.Errorf("%w: record filter: prefix %q is no id's prefix", store.ErrInvalid, f.Prefix)
+	}
+	if !f.Until.IsZero() {
+		if err := recordTime("record filter until", f.Until); err != nil {
+			return err
+		}
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("%w: record filter: negative limit %d", store.ErrInvalid, f.Limit)
+	}
+	return nil
+}
+
+// recordTime refuses a time outside the years 0000-9999 in UTC, which a
+// fixed-width time key cannot order.
+func recordTime(what string, t time.Time) error {
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("%w: %s: year %d outside 0000-9999", store.ErrInvalid, what, y)
+	}
+	return nil
+}

@@ -53,11 +53,13 @@ type userDocs struct {
 	sessions     map[string]*store.Session
 	turns        map[string][]*store.Turn // by session, in Seq order
 	state        *store.UserState
+	records      map[string]*store.Record
 }
 
 var (
 	_ store.Store       = (*Store)(nil)
 	_ store.DeletionLog = (*Store)(nil)
+	_ store.Records     = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -89,6 +91,7 @@ func (s *Store) userForWrite(userID string) *userDocs {
 			insights:     make(map[string]*store.Insight),
 			sessions:     make(map[string]*store.Session),
 			turns:        make(map[string][]*store.Turn),
+			records:      make(map[string]*store.Record),
 		}
 		s.users[userID] = u
 	}

@@ -26,8 +26,8 @@ func openAliceAndBob(t *testing.T) (*sqlite.Store, string) {
 	return s, path
 }
 
-// fill stores documents of every kind for user, each carrying marker in
-// its text and its ids.
+// fill stores documents of every kind, turns, a user state and records
+// for user, each carrying marker in its text and its ids.
 func fill(t *testing.T, s *sqlite.Store, user, marker string) {
 	t.Helper()
 	ctx := t.Context()
@@ -42,6 +42,11 @@ func fill(t *testing.T, s *sqlite.Store, user, marker string) {
 	}
 	require.NoError(t, s.PutSession(ctx, user, &store.Session{ID: "ses-" + marker, Summary: marker + " summary of the plan"}))
 	require.NoError(t, s.PutUserState(ctx, user, &store.UserState{LeaseOwner: "owner-" + marker}))
+	for i := range 5 {
+		id := fmt.Sprintf("rec-%s-%d", marker, i)
+		require.NoError(t, s.PutRecord(ctx, user, &store.Record{ID: id, Time: t0, Active: i%2 == 0,
+			Body: []byte(fmt.Sprintf(`{"note":"%s holds record %d"}`, marker, i))}))
+	}
 }
 
 // After DeleteUser no byte of the user's words or ids is left in the

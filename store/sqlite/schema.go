@@ -235,6 +235,21 @@ CREATE TRIGGER session_terms_delete AFTER DELETE ON session_summaries BEGIN
 	DELETE FROM session_terms WHERE rid = old.rid;
 END;
 `,
+	// 5: the records (store.Records), a component's small coordination
+	// documents: kept and listed, never searched, so no full text, no
+	// terms and no generations; one index lists a partition by time.
+	`
+CREATE TABLE records (
+	user_id TEXT    NOT NULL,
+	id      TEXT    NOT NULL,
+	time    TEXT    NOT NULL,
+	active  INTEGER NOT NULL,
+	etag    TEXT    NOT NULL,
+	body    TEXT    NOT NULL,
+	PRIMARY KEY (user_id, id)
+) WITHOUT ROWID, STRICT;
+CREATE INDEX records_by_time ON records (user_id, time, id);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

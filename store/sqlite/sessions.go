@@ -217,7 +217,8 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 }
 
 // DeleteUser removes every document of the user in every kind, with their
-// full-text entries and generation rows. Deleting a user with no documents
+// full-text entries and generation rows, and the user's turns, state and
+// records. Deleting a user with no documents
 // succeeds.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	if err := s.check(userID); err != nil {
@@ -230,7 +231,7 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 				return nil, fmt.Errorf("%s: %w", kind, err)
 			}
 		}
-		for _, table := range []string{"turns", "user_state"} {
+		for _, table := range []string{"turns", "user_state", "records"} {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE user_id = ?`, userID); err != nil {
 				return nil, fmt.Errorf("%s: %w", table, err)
 			}

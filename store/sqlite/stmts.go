@@ -69,13 +69,14 @@ ON CONFLICT (user_id) DO UPDATE SET etag = excluded.etag, doc = excluded.doc`
 // writeStatements are the statements prepared on the writer connection:
 // those every write runs (generations, terms rows, the tokenizer) and
 // those of the small writes that come in numbers (documents, turns, user
-// state, a session's deletion). The tokenizer's setup comes first: the
+// state, records, a session's deletion). The tokenizer's setup comes first: the
 // statements after it name its temporary tables.
 func writeStatements() []string {
 	qs := append([]string{}, tokSetup...)
 	qs = append(qs, `SAVEPOINT `+savepoint, `RELEASE `+savepoint, tokClear, tokInstances, readGenSQL, upsertGenSQL,
 		sessionETagSQL, sessionUpsert, sessionInsert, sessionReplace, interactionUpsert, insightUpsert, deleteSessionSQL, deleteTurnsSQL,
-		turnSeqSQL, lastSeqSQL, insertTurnSQL, userStateETagSQL, upsertUserState)
+		turnSeqSQL, lastSeqSQL, insertTurnSQL, userStateETagSQL, upsertUserState,
+		recordUpsert, recordInsert, recordReplace, recordETagSQL, deleteRecordSQL)
 	for _, kind := range store.Kinds {
 		sp, _ := specOf(kind)
 		qs = append(qs, readTermsSQL(sp, 1), tokenizeDocsSQL(sp, 1), insertDocTermsSQL(sp), docRowSQL(sp))

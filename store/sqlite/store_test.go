@@ -407,3 +407,30 @@ func TestTwoStoresOnOneFileConcurrently(t *testing.T) {
 	}
 	checkIntegrity(t, path)
 }
+
+// A file written at schema version 4 (before the records) gains the
+// records table when it is opened, keeping its documents.
+func TestMigrateAddsRecords(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i1", "s1", 0, "kept across the migration")))
+	require.NoError(t, s.Close())
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(sqlite.UndoVersion5)
+	require.NoError(t, err)
+	require.Zero(t, count(t, raw, `SELECT count(*) FROM sqlite_schema WHERE name LIKE 'records%'`))
+	require.NoError(t, raw.Close())
+
+	s = openAt(t, path, sqlite.Config{})
+	assert.Equal(t, sqlite.SchemaVersion, count(t, dbOf(t, s), `PRAGMA user_version`))
+	_, err = s.GetInteraction(ctx, "u", "i1")
+	require.NoError(t, err)
+	_, err = s.GetRecord(ctx, "u", "r1")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.NoError(t, s.PutRecord(ctx, "u", &store.Record{ID: "r1", Time: t0, Body: []byte(`{}`)}))
+	got, err := s.GetRecord(ctx, "u", "r1")
+	require.NoError(t, err)
+	assert.Equal(t, t0, got.Time)
+}

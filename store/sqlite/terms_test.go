@@ -17,9 +17,17 @@ import (
 	"github.com/agentmemory/agentmemory/store/driver"
 )
 
+// UndoVersion5 takes a file back to schema version 4: it drops what
+// migration 5 added (the records table and its index).
+const UndoVersion5 = `
+DROP INDEX records_by_time; DROP TABLE records;
+PRAGMA user_version = 4;
+`
+
 // UndoVersion4 takes a file back to schema version 3: it drops what
-// migration 4 added (the terms tables and their triggers).
-const UndoVersion4 = `
+// migrations 5 and 4 added (UndoVersion5; the terms tables and their
+// triggers).
+const UndoVersion4 = UndoVersion5 + `
 DROP TRIGGER interaction_terms_update; DROP TRIGGER interaction_terms_delete; DROP TABLE interaction_terms;
 DROP TRIGGER insight_terms_update; DROP TRIGGER insight_terms_delete; DROP TABLE insight_terms;
 DROP TRIGGER session_terms_update; DROP TRIGGER session_terms_delete; DROP TABLE session_terms;

@@ -38,6 +38,10 @@
 //   - Filters (session, type, category, time) apply before TopK.
 //   - When legs are fused, Hit.Score is exactly the RRF sum of 1/(60+rank).
 //   - ListSessions and SearchSessions return each session with its ETag.
+//   - Records (run when the store implements store.Records, skipped
+//     otherwise): a compact JSON body comes back byte for byte; a body
+//     that is not JSON in UTF-8 is ErrInvalid; a Prefix is a string
+//     prefix of the id, never a pattern or a word.
 //
 // The suite closes every store it opens. It is deterministic, needs no
 // network, and should run in well under two seconds on an embedded backend;
@@ -92,6 +96,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"UserState", testUserState},
 		{"DeleteSession", testDeleteSession},
 		{"DeletionLog", testDeletionLog},
+		{"Records", testRecords},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, s) })
