@@ -50,9 +50,9 @@ func TestDeletingAnItemLeavesNoTextInUpdateRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, strings.ToLower(string(raw)), "zorblax", "the completed update shows what it stored")
 	k := updateKey(id)
-	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
+	r, err := s.svc.rec.GetRecord(context.Background(), k.user, k.id)
 	require.NoError(t, err)
-	assert.NotContains(t, strings.ToLower(doc.Summary+doc.State.CumulativeSummary), "zorblax", "the record holds neither the items sent nor the memories' text")
+	assert.NotContains(t, strings.ToLower(string(r.Body)), "zorblax", "the record holds neither the items sent nor the memories' text")
 
 	var summary string
 	for _, op := range ops {

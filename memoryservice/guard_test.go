@@ -42,7 +42,7 @@ func (s *server) send(method, path, host, body string, h map[string]string) (int
 func (s *server) scopeNoted(name, scope string) bool {
 	s.t.Helper()
 	k := scopeKey(name, scope)
-	_, err := s.st.GetSession(context.Background(), k.user, k.id)
+	_, err := s.svc.rec.GetRecord(context.Background(), k.user, k.id)
 	if errors.Is(err, store.ErrNotFound) {
 		return false
 	}

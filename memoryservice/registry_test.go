@@ -163,15 +163,15 @@ func TestUpdatesDoNotRewriteTheScopeRecord(t *testing.T) {
 	s.createStore("support", nil)
 	s.update("support", "alice", 3600, "I live in Porto.")
 	k := scopeKey("support", "alice")
-	first, err := s.st.GetSession(context.Background(), k.user, k.id)
+	first, err := s.svc.rec.GetRecord(context.Background(), k.user, k.id)
 	require.NoError(t, err)
 	for range 5 {
 		s.update("support", "alice", 3600, "I play the cello.")
 	}
-	now, err := s.st.GetSession(context.Background(), k.user, k.id)
+	now, err := s.svc.rec.GetRecord(context.Background(), k.user, k.id)
 	require.NoError(t, err)
 	assert.Equal(t, first.ETag, now.ETag, "the scope's record is unchanged")
-	assert.NotContains(t, now.State.CumulativeSummary, "memupd_", "and names no update")
+	assert.NotContains(t, string(now.Body), "memupd_", "and names no update")
 }
 
 // An unreadable scope record is not skipped in silence: deleting its
@@ -182,10 +182,10 @@ func TestAnUnreadableScopeRecordFailsLoudly(t *testing.T) {
 	s.createStore("support", nil)
 	operations(t, s.wait("support", s.update("support", "alice", 0, "I live in Porto.")))
 	k := scopeKey("support", "alice")
-	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
+	r, err := s.svc.rec.GetRecord(context.Background(), k.user, k.id)
 	require.NoError(t, err)
-	doc.State.CumulativeSummary = "{not json"
-	require.NoError(t, s.st.PutSession(context.Background(), k.user, doc))
+	r.Body = []byte(`["not a scope record"]`)
+	require.NoError(t, s.svc.rec.PutRecord(context.Background(), k.user, r))
 
 	require.Error(t, s.svc.sweep(context.Background()), "the sweep reports the scope it could not read")
 	code, out, _ := s.do("DELETE", "/memory_stores/support", nil)
@@ -217,25 +217,42 @@ func keys(m map[string][][]string) []string {
 	return out
 }
 
-// Registry records stay out of the full-text index: their JSON is not in
-// a session's Summary, so no search of the registry's partitions finds
-// it, and records written in Summary before are still read.
+// Registry records stay out of the full-text index. On SQLite they are
+// no session documents at all; where they are (store.SessionRecords, as
+// on Cosmos DB and before store.Records), their JSON is not in a
+// session's Summary, so no search of the registry's partitions finds it,
+// and records written in Summary before are still read.
 func TestRegistryRecordsAreNotIndexedForFullText(t *testing.T) {
-	s := start(t, dbPath(t), Config{})
-	s.createStore("support", nil)
-	s.update("support", "alice", 3600, "I live in Porto.")
-	k := scopeKey("support", "alice")
-	doc, err := s.st.GetSession(context.Background(), k.user, k.id)
-	require.NoError(t, err)
-	assert.Empty(t, doc.Summary)
-	assert.Contains(t, doc.State.CumulativeSummary, `"scope"`)
-	hits, err := s.st.SearchSessions(context.Background(), k.user, store.SearchRequest{Text: "alice support scope", TopK: 5})
-	require.NoError(t, err)
-	assert.Empty(t, hits, "a record is never a full-text candidate")
+	for _, kept := range []struct {
+		name string
+		wrap func(*sqlite.Store) store.Store
+	}{
+		{"records", func(st *sqlite.Store) store.Store { return st }},
+		{"sessions", func(st *sqlite.Store) store.Store { return sessionsOnly{st} }},
+	} {
+		t.Run(kept.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := startWrapped(t, dbPath(t), Config{}, kept.wrap)
+			s.createStore("support", nil)
+			s.update("support", "alice", 3600, "I live in Porto.")
+			k := scopeKey("support", "alice")
+			hits, err := s.st.SearchSessions(ctx, k.user, store.SearchRequest{Text: "alice support scope", TopK: 5})
+			require.NoError(t, err)
+			assert.Empty(t, hits, "a record is never a full-text candidate")
+			doc, err := s.st.GetSession(ctx, k.user, k.id)
+			if kept.name == "records" {
+				require.ErrorIs(t, err, store.ErrNotFound, "a record is no session document")
+				return
+			}
+			require.NoError(t, err)
+			assert.Empty(t, doc.Summary)
+			assert.Contains(t, doc.State.CumulativeSummary, `"scope"`)
 
-	// A record of the earlier layout, its JSON in Summary, reads as before.
-	doc.Summary, doc.State.CumulativeSummary = doc.State.CumulativeSummary, ""
-	require.NoError(t, s.st.PutSession(context.Background(), k.user, doc))
-	code, out, _ := s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "alice"})
-	assert.Equal(t, http.StatusOK, code, "the scope's old-layout record is read: %v", out)
+			// A record of the earlier layout, its JSON in Summary, reads as before.
+			doc.Summary, doc.State.CumulativeSummary = doc.State.CumulativeSummary, ""
+			require.NoError(t, s.st.PutSession(ctx, k.user, doc))
+			code, out, _ := s.do("POST", "/memory_stores/support:delete_scope", map[string]any{"scope": "alice"})
+			assert.Equal(t, http.StatusOK, code, "the scope's old-layout record is read: %v", out)
+		})
+	}
 }
