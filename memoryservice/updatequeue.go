@@ -2,6 +2,7 @@ package memoryservice
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -25,18 +26,14 @@ type acceptance struct {
 	delay     time.Duration
 }
 
-// accept makes an update durable before it is answered. The scope's
-// record names the update as the scope's queued one (an ETag-guarded
-// write: a scope's accepts take turns across replicas); the update's
-// marker (due at its due time) and record follow, so that any replica's
-// poller finds it; the queued update the scope's record named before,
-// if no replica has claimed it, is superseded by this one (ETag-guarded
-// too), whose session it continues: the debounce of update_delay,
-// whichever replica accepted either. Failing that, the completed session
-// a.continues is reopened and continued. Then the messages are recorded
-// with p as turns of the session, and the record says the acceptance is
-// done: until then, or acceptGrace, no replica claims it. It returns
-// the update as the API shows it on acceptance.
+// accept makes an update durable before it is answered. First enqueue
+// writes it as its scope's queued update, superseding the queued update
+// it continues, if no replica has claimed it: the debounce of
+// update_delay, whichever replica accepted either. Failing that, the
+// completed session a.continues is reopened and continued. Then the
+// messages are recorded with p as turns of the session, and the record
+// says the acceptance is done: until then, or acceptGrace, no replica
+// claims it. It returns the update as the API shows it on acceptance.
 func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (updateResponse, error) {
 	userID := UserID(a.store, a.scope)
 	unlock := s.lockScope("accept", userID) // this replica's accepts of the scope in turn, without store conflicts
@@ -49,30 +46,8 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	}
 	now := s.cfg.Now()
 	rec := &updateRecord{ID: newUpdateID(a.store, a.scope), Store: a.store, Scope: a.scope, Status: statusQueued,
-		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), SessionID: newID("mss_"), Accepting: true}
-	oldID, err := s.queueInScope(ctx, a.store, a.scope, rec.ID)
-	if err != nil {
-		return updateResponse{}, err
-	}
-	var old *updateRecord
-	var oldTag string
-	if oldID != "" {
-		if old, oldTag, err = s.queuedUpdate(ctx, oldID); err != nil {
-			return updateResponse{}, err
-		}
-	}
-	if old != nil {
-		rec.SessionID, rec.Turns, rec.Spent = old.SessionID, old.Turns, old.Spent
-	} else if a.continues != "" {
-		rec.SessionID, rec.Reopened = a.continues, true
-	}
-	// The marker, so that pollers find the update, before its record (a
-	// marker of nothing is dropped by a poll once it is older than
-	// acceptGrace: until then its record may be on its way).
-	if err := s.putRecord(ctx, activeKey(rec.ID), store.CreateOnly, rec.DueAt, true, marker{At: now}); err != nil {
-		return updateResponse{}, err
-	}
-	etag, err := s.writeRecord(ctx, updateKey(rec.ID), store.CreateOnly, now, true, rec)
+		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), Accepting: true}
+	old, etag, err := s.enqueue(ctx, a, rec)
 	if err != nil {
 		return updateResponse{}, err
 	}
@@ -83,18 +58,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 		return err
 	}
 	if old != nil {
-		ok, err := s.supersede(ctx, old, oldTag, rec.ID)
-		if err != nil {
-			return updateResponse{}, err
-		}
-		if !ok { // claimed by a replica meanwhile: its session is being ended
-			if err := ownSession(); err != nil {
-				return updateResponse{}, err
-			}
-		} else {
-			s.unmark(ctx, old.ID)
-			oldMeter = s.takeLocal(old.ID)
-		}
+		oldMeter = s.takeLocal(old.ID)
 	}
 	if rec.Reopened {
 		ok, err := s.reopenSession(ctx, userID, a.continues)
@@ -137,42 +101,136 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	return rec.response(), nil
 }
 
-// queueInScope makes update id the queued update its scope's queue
-// record names, writing the record under the ETag it was read with
-// (creating it, and the scope's record, for a new scope), and returns
-// the one it named before ("" if none). A scope being deleted is a
-// retryable 503.
-func (s *Service) queueInScope(ctx context.Context, name, scope, id string) (string, error) {
-	k := queueKey(name, scope)
+// enqueue writes rec, being accepted, as the queued update of its scope,
+// in one batch of record writes, in this order: the scope's queue record
+// names rec (under the ETag it was read with; created, with the scope's
+// record, for a new scope); rec's marker, due at its due time, so that
+// any replica's poller finds it; rec's record; and, if the queue record
+// named a queued update no replica has claimed, that update superseded
+// by rec (under its ETag) and its marker dropped, rec continuing its
+// session. Where the store has store.RecordBatch the batch is one
+// transaction, and a conflict (another replica's accept of the scope, or
+// its claim of the superseded update) leaves nothing written: enqueue
+// reads again and retries. Elsewhere the writes are made one by one,
+// each durable before the next (a marker of nothing is dropped by a poll
+// once it is older than acceptGrace: until then its record may be on its
+// way). Without an update to continue, rec continues a.continues, if
+// set, or has a session of its own. It returns the update superseded
+// (nil if none) and rec's ETag. A scope being deleted is a retryable
+// 503.
+func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) (*updateRecord, string, error) {
+	qk, rk := queueKey(a.store, a.scope), updateKey(rec.ID)
 	for range maxScopeAttempts {
 		var q scopeQueue
-		etag, err := s.getRecord(ctx, k, &q)
+		qtag, err := s.getRecord(ctx, qk, &q)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			// The scope's record, so the store's deletion finds the
 			// scope, before anything of the scope is written.
-			if err := s.noteScope(ctx, name, scope); err != nil {
-				return "", err
+			if err := s.noteScope(ctx, a.store, a.scope); err != nil {
+				return nil, "", err
 			}
-			etag = store.CreateOnly
+			qtag = store.CreateOnly
 		case err != nil:
-			return "", err
+			return nil, "", err
 		}
 		now := s.cfg.Now()
 		if now.Before(q.DeletingUntil) {
-			return "", unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", scope, name))
+			return nil, "", unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", a.scope, a.store))
 		}
-		old := q.Queued
-		q.Queued = id
-		err = s.putRecord(ctx, k, etag, now, false, q)
-		if err == nil {
-			return old, nil
+		var old *updateRecord
+		var oldTag string
+		if q.Queued != "" {
+			if old, oldTag, err = s.queuedUpdate(ctx, q.Queued); err != nil {
+				return nil, "", err
+			}
 		}
-		if !errors.Is(err, store.ErrConflict) {
-			return "", err
+		rec.SessionID, rec.Turns, rec.Spent, rec.Reopened = newID("mss_"), 0, nil, false
+		switch {
+		case old != nil:
+			rec.SessionID, rec.Turns, rec.Spent = old.SessionID, old.Turns, old.Spent
+		case a.continues != "":
+			rec.SessionID, rec.Reopened = a.continues, true
 		}
+		q.Queued = rec.ID
+		mk := activeKey(rec.ID)
+		ws, err := recordWrites(
+			recordPut{qk, qtag, now, false, q},
+			recordPut{mk, store.CreateOnly, rec.DueAt, true, marker{At: now}},
+			recordPut{rk, store.CreateOnly, now, true, rec})
+		if err != nil {
+			return nil, "", err
+		}
+		if old != nil {
+			old.Status, old.SupersededBy, old.FinishedAt = statusSuperseded, rec.ID, now
+			sw, err := recordWrites(recordPut{updateKey(old.ID), oldTag, old.CreatedAt, false, old})
+			if err != nil {
+				return nil, "", err
+			}
+			om := activeKey(old.ID)
+			ws = append(ws, sw[0], store.RecordWrite{UserID: om.user, Delete: om.id})
+		}
+		err = store.WriteRecords(ctx, s.rec, ws)
+		var we *store.RecordWriteError
+		switch {
+		case err == nil:
+			return old, ws[2].Put.ETag, nil
+		case errors.As(err, &we) && we.Index == 4 && we.Applied == 4: // written one by one, all but the marker's drop
+			s.log.WarnContext(ctx, "memoryservice: dropping a superseded update's marker", "update", old.ID, "err", err)
+			return old, ws[2].Put.ETag, nil
+		case !errors.As(err, &we) || !errors.Is(err, store.ErrConflict):
+			return nil, "", err
+		case we.Applied == 0:
+			continue // nothing written: the scope changed meanwhile
+		case we.Index != 3 || we.Applied != 3:
+			return nil, "", err
+		}
+		// Written one by one, rec is, but the update it continues changed
+		// before it was superseded: superseded still, unless claimed.
+		etag := ws[2].Put.ETag
+		cur, curTag, err := s.queuedUpdate(ctx, old.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		superseded := false
+		if cur != nil {
+			if superseded, err = s.supersede(ctx, cur, curTag, rec.ID); err != nil {
+				return nil, "", err
+			}
+		}
+		if !superseded { // claimed by a replica meanwhile: its session is being ended
+			rec.SessionID, rec.Turns, rec.Spent = newID("mss_"), 0, nil
+			if etag, err = s.writeRecord(ctx, rk, etag, now, true, rec); err != nil {
+				return nil, "", err
+			}
+			return nil, etag, nil
+		}
+		s.unmark(ctx, old.ID)
+		return cur, etag, nil
 	}
-	return "", fmt.Errorf("memoryservice: queue record of scope %q in %q: %w", scope, name, store.ErrConflict)
+	return nil, "", fmt.Errorf("memoryservice: queue record of scope %q in %q: %w", a.scope, a.store, store.ErrConflict)
+}
+
+// recordPut is a registry record to write in a batch (recordWrites).
+type recordPut struct {
+	k      recKey
+	etag   string
+	at     time.Time
+	active bool
+	v      any
+}
+
+// recordWrites encodes puts as the writes of a batch.
+func recordWrites(puts ...recordPut) ([]store.RecordWrite, error) {
+	ws := make([]store.RecordWrite, len(puts))
+	for i, p := range puts {
+		b, err := json.Marshal(p.v)
+		if err != nil {
+			return nil, err
+		}
+		ws[i] = store.RecordWrite{UserID: p.k.user, Put: &store.Record{ID: p.k.id, Time: p.at, Active: p.active, Body: b, ETag: p.etag}}
+	}
+	return ws, nil
 }
 
 // queuedUpdate reads update id, with its ETag, if it is queued and no

@@ -44,20 +44,7 @@ func (s *Store) PutRecord(ctx context.Context, userID string, r *store.Record) e
 	if err := s.v.Record(r); err != nil {
 		return err
 	}
-	active := 0
-	if r.Active {
-		active = 1
-	}
-	etag := rand.Text()
-	args := []any{userID, r.ID, timeKey(r.Time), active, etag, string(r.Body)}
-	q := recordUpsert
-	switch r.ETag {
-	case "":
-	case store.CreateOnly:
-		q = recordInsert
-	default:
-		q, args = recordReplace, append(args, r.ETag)
-	}
+	q, args, etag := recordWrite(userID, r)
 	err := s.write(ctx, "put record", userID, func(tx *writeTx) ([]change, error) {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -195,4 +182,79 @@ func (s *Store) DeleteRecord(ctx context.Context, userID, id string) error {
 		}
 		return nil, nil
 	})
+}
+
+var _ store.RecordBatch = (*Store)(nil)
+
+// WriteRecords implements store.RecordBatch: the writes run in order in
+// one savepoint of a group commit, so either all of them are made or
+// none is.
+func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error {
+	type prepared struct {
+		q    string
+		args []any
+		etag string
+	}
+	ps := make([]prepared, len(ws))
+	for i, w := range ws {
+		if err := s.check(w.UserID); err != nil {
+			return &store.RecordWriteError{Index: i, Err: err}
+		}
+		if w.Put == nil {
+			if err := store.CheckID("record id", w.Delete); err != nil {
+				return &store.RecordWriteError{Index: i, Err: err}
+			}
+			ps[i] = prepared{q: deleteRecordSQL, args: []any{w.UserID, w.Delete}}
+			continue
+		}
+		if err := s.v.Record(w.Put); err != nil {
+			return &store.RecordWriteError{Index: i, Err: err}
+		}
+		ps[i].q, ps[i].args, ps[i].etag = recordWrite(w.UserID, w.Put)
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	err := s.write(ctx, "write records", ws[0].UserID, func(tx *writeTx) ([]change, error) {
+		for i, p := range ps {
+			res, err := tx.ExecContext(ctx, p.q, p.args...)
+			if err == nil && ws[i].Put != nil {
+				var n int64
+				if n, err = res.RowsAffected(); err == nil && n == 0 {
+					err = recordConflict(ctx, tx, ws[i].UserID, ws[i].Put)
+				}
+			}
+			if err != nil {
+				return nil, &store.RecordWriteError{Index: i, Err: err}
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, w := range ws {
+		if w.Put != nil {
+			w.Put.ETag = ps[i].etag
+		}
+	}
+	return nil
+}
+
+// recordWrite returns the statement that writes r in partition userID
+// under its ETag's rules, its arguments, and the ETag it gives r.
+func recordWrite(userID string, r *store.Record) (string, []any, string) {
+	active := 0
+	if r.Active {
+		active = 1
+	}
+	etag := rand.Text()
+	args := []any{userID, r.ID, timeKey(r.Time), active, etag, string(r.Body)}
+	switch r.ETag {
+	case "":
+		return recordUpsert, args, etag
+	case store.CreateOnly:
+		return recordInsert, args, etag
+	}
+	return recordReplace, append(args, r.ETag), etag
 }
