@@ -97,6 +97,7 @@ func RunConformance(t *testing.T, open Opener) {
 		{"DeleteSession", testDeleteSession},
 		{"DeletionLog", testDeletionLog},
 		{"Records", testRecords},
+		{"RecordBatch", testRecordBatch},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, s) })

@@ -1,0 +1,57 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/mem"
+)
+
+// On records without a batch of their own (the in-memory store's, and
+// records kept as session documents), WriteRecords writes one by one, in
+// order: a write that fails stops the batch, the writes before it stay,
+// and its error says how many; the delete of a record not there is no
+// failure.
+func TestWriteRecordsOneByOne(t *testing.T) {
+	ctx := context.Background()
+	for name, rs := range map[string]store.Records{
+		"records":  mem.New(mem.Config{}),
+		"sessions": store.SessionRecords(mem.New(mem.Config{})),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, batched := rs.(store.RecordBatch)
+			require.False(t, batched, "these records write one by one")
+			put := func(id, etag string) *store.Record {
+				return &store.Record{ID: id, Time: time.Unix(0, 0), Body: []byte(`{}`), ETag: etag}
+			}
+			queue := put("queue", "")
+			require.NoError(t, rs.PutRecord(ctx, "alice", queue))
+			ws := []store.RecordWrite{
+				{UserID: "alice", Put: put("queue", queue.ETag)},
+				{UserID: "alice", Delete: "never"},
+				{UserID: "bob", Put: put("new", store.CreateOnly)},
+				{UserID: "alice", Put: put("queue", queue.ETag)}, // stale by now
+				{UserID: "bob", Put: put("after", "")},
+			}
+			err := store.WriteRecords(ctx, rs, ws)
+			require.ErrorIs(t, err, store.ErrConflict)
+			var we *store.RecordWriteError
+			require.True(t, errors.As(err, &we), "%v", err)
+			assert.Equal(t, 3, we.Index)
+			assert.Equal(t, 3, we.Applied, "the writes before it stay")
+			got, err := rs.GetRecord(ctx, "alice", "queue")
+			require.NoError(t, err)
+			assert.Equal(t, ws[0].Put.ETag, got.ETag)
+			_, err = rs.GetRecord(ctx, "bob", "new")
+			require.NoError(t, err)
+			_, err = rs.GetRecord(ctx, "bob", "after")
+			require.ErrorIs(t, err, store.ErrNotFound, "none after it is made")
+		})
+	}
+}
