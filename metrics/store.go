@@ -13,14 +13,15 @@ import (
 // failure by error class. The result implements what st does beyond
 // store.Store and callers look for by type assertion — store.DeletionLog,
 // Scrub (store/sqlite), VectorDimensions (store/sqlite, store/cosmos) —
-// and no more, except store.Records, which it always has (records.go);
-// As and Close reach st. A nil Recorder or a nil st returns
+// and no more; store.RecordsOf finds st's records, counted, through its
+// Records method (records.go). As and Close reach st. A nil Recorder or a nil st returns
 // st.
 func (r *Recorder) Store(st store.Store) store.Store {
 	if r == nil || st == nil {
 		return st
 	}
-	c := &countedStore{r: r, st: st, rec: store.RecordsOf(st)}
+	c := &countedStore{r: r, st: st}
+	c.rec = countRecords(c, st)
 	lg, hasLog := st.(store.DeletionLog)
 	sc, hasScrub := st.(scrubber)
 	dm, hasDims := st.(dimensioner)
@@ -130,7 +131,7 @@ func observeErr(c *countedStore, op string, call func() error) error {
 type countedStore struct {
 	r   *Recorder
 	st  store.Store
-	rec store.Records // store.RecordsOf(st)
+	rec store.Records // st's, counted (records.go)
 }
 
 // Unwrap returns the store counted.

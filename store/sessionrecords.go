@@ -8,9 +8,14 @@ import (
 	"time"
 )
 
-// RecordsOf returns st's own Records where the backend has them, and
-// otherwise SessionRecords over st.
+// RecordsOf returns the Records of st: those a wrapper of a store hands
+// on through a method Records() Records (package metrics' counted store
+// has one), st's own where the backend has them, and otherwise
+// SessionRecords over st.
 func RecordsOf(st Store) Records {
+	if w, ok := st.(interface{ Records() Records }); ok {
+		return w.Records()
+	}
 	if r, ok := st.(Records); ok {
 		return r
 	}
