@@ -37,7 +37,8 @@ func TestCountedStoreConforms(t *testing.T) {
 		"put_insight", "get_insight", "list_insights", "search_insights", "find_insight_by_hash", "supersede_insight",
 		"put_session", "get_session", "list_sessions", "search_sessions", "append_turn", "list_turns",
 		"get_user_state", "put_user_state", "delete_document", "delete_session", "delete_user",
-		"append_deletion", "list_deletions", "last_deletion", "erase_deletion_names"} {
+		"append_deletion", "list_deletions", "last_deletion", "erase_deletion_names",
+		"put_record", "get_record", "list_records", "delete_record"} {
 		assert.NotZero(t, count(fams, name, "operation", op), op)
 	}
 	assert.NotZero(t, counter(fams, "agentmemory_store_call_errors_total", "operation", "get_session", "error", "not_found"))
@@ -68,6 +69,9 @@ func TestCountedStoreKeepsTheOptionalInterfaces(t *testing.T) {
 	var db *sql.DB
 	assert.True(t, sq.As(&db), "As reaches the backend")
 	assert.NotNil(t, db)
+	batch, isBatch := store.RecordsOf(sq).(store.RecordBatch)
+	require.True(t, isBatch, "store/sqlite writes record batches, and its counted records do")
+	require.NoError(t, batch.WriteRecords(ctx, []store.RecordWrite{{UserID: "alice", Put: &store.Record{ID: "r", Body: []byte(`{}`)}}}))
 
 	mm := rec.Store(mem.New(mem.Config{}))
 	defer mm.Close()
@@ -79,10 +83,13 @@ func TestCountedStoreKeepsTheOptionalInterfaces(t *testing.T) {
 		VectorDimensions(context.Context) ([]int, error)
 	})
 	assert.False(t, isDims)
+	_, isBatch = store.RecordsOf(mm).(store.RecordBatch)
+	assert.False(t, isBatch, "store/mem writes records one by one")
 
 	fams := scrape(t, reg)
 	assert.Equal(t, uint64(1), count(fams, "agentmemory_store_call_duration_seconds", "operation", "scrub"))
 	assert.Equal(t, uint64(1), count(fams, "agentmemory_store_call_duration_seconds", "operation", "vector_dimensions"))
+	assert.Equal(t, uint64(1), count(fams, "agentmemory_store_call_duration_seconds", "operation", "write_records"))
 }
 
 // A failing store's calls are counted by their error: a closed SQLite
