@@ -157,7 +157,7 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 		ws, err := recordWrites(
 			recordPut{qk, qtag, now, false, q},
 			recordPut{mk, store.CreateOnly, rec.DueAt, true, marker{At: now}},
-			recordPut{rk, store.CreateOnly, now, true, rec})
+			recordPut{rk, store.CreateOnly, rec.CreatedAt, true, rec})
 		if err != nil {
 			return nil, "", err
 		}
