@@ -25,16 +25,22 @@ type listLog struct {
 
 func (l *listLog) ListSessions(ctx context.Context, userID string, f store.SessionFilter) ([]*store.Session, error) {
 	docs, err := l.Store.ListSessions(ctx, userID, f)
-	if strings.HasPrefix(userID, RegistryUserID) {
-		ids := make([]string, len(docs))
-		for i, d := range docs {
-			ids[i] = d.ID
-		}
-		l.mu.Lock()
-		l.lists[userID] = append(l.lists[userID], ids)
-		l.mu.Unlock()
-	}
+	logList(l, userID, docs, func(d *store.Session) string { return d.ID })
 	return docs, err
+}
+
+// logList records a listing of partition userID, if it is a registry's.
+func logList[T any](l *listLog, userID string, found []T, id func(T) string) {
+	if !strings.HasPrefix(userID, RegistryUserID) {
+		return
+	}
+	ids := make([]string, len(found))
+	for i, d := range found {
+		ids[i] = id(d)
+	}
+	l.mu.Lock()
+	l.lists[userID] = append(l.lists[userID], ids)
+	l.mu.Unlock()
 }
 
 // The service keeps its records through the store's own Records where
@@ -42,15 +48,7 @@ func (l *listLog) ListSessions(ctx context.Context, userID string, f store.Sessi
 
 func (l *listLog) ListRecords(ctx context.Context, userID string, f store.RecordFilter) ([]*store.Record, error) {
 	recs, err := store.RecordsOf(l.Store).ListRecords(ctx, userID, f)
-	if strings.HasPrefix(userID, RegistryUserID) {
-		ids := make([]string, len(recs))
-		for i, r := range recs {
-			ids[i] = r.ID
-		}
-		l.mu.Lock()
-		l.lists[userID] = append(l.lists[userID], ids)
-		l.mu.Unlock()
-	}
+	logList(l, userID, recs, func(r *store.Record) string { return r.ID })
 	return recs, err
 }
 
