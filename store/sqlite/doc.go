@@ -136,8 +136,11 @@
 // than spinning on SQLITE_BUSY, and a conditional write (the session ETag)
 // reads and writes under the same write lock. Reads use a separate pool and
 // see a consistent snapshot per call. Other processes may open the same
-// file: SQLite's locking keeps it consistent and busy_timeout (Config.
-// BusyTimeout) absorbs their write lock.
+// file: SQLite's locking keeps it consistent. A batch waits for another
+// process's write lock for up to Config.BusyTimeout, trying again after
+// 50 µs, doubling to 2 ms (SQLite's own busy handler, which readers keep,
+// sleeps 1 to 100 ms between tries, long beside a batch of a few
+// milliseconds).
 //
 // # Group commit
 //

@@ -171,7 +171,7 @@ const savepoint = "am_write"
 // the transaction, to run again in a new one. It is called under wmu.
 func (s *Store) commit(batch []*writeReq) []*writeReq {
 	ctx := context.WithoutCancel(batch[0].ctx) // the batch is everyone's
-	sqlTx, err := s.w.BeginTx(ctx, nil)
+	sqlTx, err := s.begin(ctx)
 	if err != nil {
 		for _, r := range batch {
 			r.finish(s.fail(r.op, err))

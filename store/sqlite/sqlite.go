@@ -78,6 +78,9 @@ type Store struct {
 	v    driver.Validator
 	log  *slog.Logger
 	w    *sql.DB // the one writer connection, BEGIN IMMEDIATE
+	// busy is how long a write waits for another process's write lock
+	// (Config.BusyTimeout; see begin).
+	busy time.Duration
 	r    *sql.DB // readers
 	// rstmts keeps the statements of r prepared (readtx.go).
 	rstmts *stmtCache
@@ -138,6 +141,13 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	// From here on the writer waits for another process's write lock in
+	// begin, not in SQLite's busy handler.
+	if _, err := w.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		closeStatements(prepared)
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
 		closeStatements(prepared)
@@ -177,6 +187,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 
 		prepared: prepared,
 		stop:     stop,
+		busy:     cfg.BusyTimeout,
 	}, nil
 }
 
