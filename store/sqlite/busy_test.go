@@ -63,3 +63,27 @@ func TestWritesWaitForAnotherProcesssLock(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"first", "after", "waited"}, ids)
 }
+
+// A deletion's checkpoint waits for a reader in the middle of a
+// snapshot (up to BusyTimeout), and the deletion is scrubbed once the
+// reader is done.
+func TestDeletionWaitsForAReadersSnapshot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	require.NoError(t, s.PutInteraction(t.Context(), "alice", interaction("i1", "s1", 0, "kept in a snapshot for a while")))
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer raw.Close()
+	tx, err := raw.BeginTx(t.Context(), &sql.TxOptions{ReadOnly: true})
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow(`SELECT count(*) FROM interactions`).Scan(&n), "the reader's snapshot begins")
+	done := make(chan struct{})
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		tx.Rollback()
+		close(done)
+	}()
+	require.NoError(t, s.DeleteUser(t.Context(), "alice"), "scrubbed once the reader is done")
+	<-done
+}

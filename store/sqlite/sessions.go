@@ -257,9 +257,21 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 func (s *Store) checkpoint(ctx context.Context, op string) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	// The writer's busy handler is off (begin waits for other
+	// processes); a checkpoint waits in it for readers, up to
+	// BusyTimeout, on the writer's one connection.
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, s.busy.Milliseconds())); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`)
 	for attempt := 0; ; attempt++ {
 		var busy, logFrames, done int
-		if err := s.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
 			return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
 		}
 		if busy == 0 {
