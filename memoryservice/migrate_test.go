@@ -118,7 +118,9 @@ func TestRecordsMoveFromSessionDocuments(t *testing.T) {
 
 	parts := []string{RegistryUserID, scopesUser("support"), searchesUser("support"), updatesUser(scopeHash("support", "alice")), activeUser}
 	for range 2 { // the second start finds them moved
-		s := start(t, path, Config{RateLimit: -1})
+		// Its poller, not the accepting replica's timer, finds the
+		// queued update due.
+		s := start(t, path, Config{RateLimit: -1, PollInterval: 100 * time.Millisecond})
 		for _, part := range parts {
 			docs, err := s.st.ListSessions(ctx, part, store.SessionFilter{})
 			require.NoError(t, err)
