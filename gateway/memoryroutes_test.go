@@ -61,7 +61,11 @@ type receipt struct {
 
 func TestMemoryRoutesListWhatTheMemoryStoreAPIListsAndForgetWithAReceipt(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
+	// A session's idle timer runs from the start of its first request:
+	// one that takes longer than IdleTimeout (as under -race on a busy
+	// machine) is ended before its turn is recorded, and its summary is
+	// empty. 300 ms leaves room for that; see the gateway's sessions.get.
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 300 * time.Millisecond })
 	r.ask("alice", "s1", "My dog's name is Biscuit and I live in Lisbon.", fakeopenai.Text("Noted."))
 	r.ask("alice", "s1", "I also play the cello on Sundays.", fakeopenai.Text("Lovely."))
 	r.endSessions("alice")
