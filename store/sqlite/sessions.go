@@ -218,8 +218,7 @@ func (s *Store) DeleteSession(ctx context.Context, userID, sessionID string) (in
 
 // DeleteUser removes every document of the user in every kind, with their
 // full-text entries and generation rows, and the user's turns, state and
-// records. Deleting a user with no documents
-// succeeds.
+// records. Deleting a user with no documents succeeds.
 func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	if err := s.check(userID); err != nil {
 		return err
