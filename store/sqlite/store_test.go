@@ -142,24 +142,31 @@ func TestMigrations(t *testing.T) {
 	})
 }
 
+// downgraded returns the path of a store file holding interaction i1 of
+// user u, taken back by the statements undo to the schema an earlier
+// build left.
+func downgraded(t *testing.T, undo string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path, sqlite.Config{})
+	require.NoError(t, s.PutInteraction(t.Context(), "u", interaction("i1", "s1", 0, "kept across the migration")))
+	require.NoError(t, s.Close())
+	raw, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = raw.Exec(undo)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	return path
+}
+
 // A file written at schema version 2 (before the deletion log) gains the
 // log when it is opened, keeping its documents.
 func TestMigrateAddsDeletionLog(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := downgraded(t, sqlite.UndoVersion4+`DROP TABLE deletion_log; PRAGMA user_version = 2`)
 	s := openAt(t, path, sqlite.Config{})
-	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i1", "s1", 0, "kept across the migration")))
-	require.NoError(t, s.Close())
-	// Take the file back to version 2, as an earlier build left it.
-	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	_, err = raw.Exec(sqlite.UndoVersion4 + `DROP TABLE deletion_log; PRAGMA user_version = 2`)
-	require.NoError(t, err)
-	require.NoError(t, raw.Close())
-
-	s = openAt(t, path, sqlite.Config{})
 	assert.Equal(t, sqlite.SchemaVersion, count(t, dbOf(t, s), `PRAGMA user_version`))
-	_, err = s.GetInteraction(ctx, "u", "i1")
+	_, err := s.GetInteraction(ctx, "u", "i1")
 	require.NoError(t, err)
 	_, err = s.LastDeletion(ctx)
 	require.ErrorIs(t, err, store.ErrNotFound)
@@ -412,18 +419,13 @@ func TestTwoStoresOnOneFileConcurrently(t *testing.T) {
 // records table when it is opened, keeping its documents.
 func TestMigrateAddsRecords(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "m.db")
-	s := openAt(t, path, sqlite.Config{})
-	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i1", "s1", 0, "kept across the migration")))
-	require.NoError(t, s.Close())
+	path := downgraded(t, sqlite.UndoVersion5)
 	raw, err := sql.Open("sqlite", path)
-	require.NoError(t, err)
-	_, err = raw.Exec(sqlite.UndoVersion5)
 	require.NoError(t, err)
 	require.Zero(t, count(t, raw, `SELECT count(*) FROM sqlite_schema WHERE name LIKE 'records%'`))
 	require.NoError(t, raw.Close())
 
-	s = openAt(t, path, sqlite.Config{})
+	s := openAt(t, path, sqlite.Config{})
 	assert.Equal(t, sqlite.SchemaVersion, count(t, dbOf(t, s), `PRAGMA user_version`))
 	_, err = s.GetInteraction(ctx, "u", "i1")
 	require.NoError(t, err)
