@@ -46,21 +46,27 @@ func (s *Store) PutRecord(ctx context.Context, userID string, r *store.Record) e
 	}
 	q, args, etag := recordWrite(userID, r)
 	err := s.write(ctx, "put record", userID, func(tx *writeTx) ([]change, error) {
-		res, err := tx.ExecContext(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("record %s: %w", r.ID, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return nil, fmt.Errorf("record %s: %w", r.ID, err)
-		} else if n == 0 {
-			return nil, recordConflict(ctx, tx, userID, r)
-		}
-		return nil, nil
+		return nil, putRecordRow(ctx, tx, userID, r, q, args)
 	})
 	if err != nil {
 		return err
 	}
 	r.ETag = etag
+	return nil
+}
+
+// putRecordRow runs q, the statement of recordWrite for r, in tx; one
+// that changes no row is r's conflict.
+func putRecordRow(ctx context.Context, tx *writeTx, userID string, r *store.Record, q string, args []any) error {
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("record %s: %w", r.ID, err)
+	} else if n == 0 {
+		return recordConflict(ctx, tx, userID, r)
+	}
 	return nil
 }
 
@@ -217,12 +223,11 @@ func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error 
 	}
 	err := s.write(ctx, "write records", ws[0].UserID, func(tx *writeTx) ([]change, error) {
 		for i, p := range ps {
-			res, err := tx.ExecContext(ctx, p.q, p.args...)
-			if err == nil && ws[i].Put != nil {
-				var n int64
-				if n, err = res.RowsAffected(); err == nil && n == 0 {
-					err = recordConflict(ctx, tx, ws[i].UserID, ws[i].Put)
-				}
+			var err error
+			if ws[i].Put != nil {
+				err = putRecordRow(ctx, tx, ws[i].UserID, ws[i].Put, p.q, p.args)
+			} else {
+				_, err = tx.ExecContext(ctx, p.q, p.args...)
 			}
 			if err != nil {
 				return nil, &store.RecordWriteError{Index: i, Err: err}
