@@ -46,15 +46,23 @@ func (s *Service) putRecord(ctx context.Context, k recKey, etag string, at time.
 
 // writeRecord is putRecord returning the record's new ETag.
 func (s *Service) writeRecord(ctx context.Context, k recKey, etag string, at time.Time, active bool, v any) (string, error) {
-	b, err := json.Marshal(v)
+	r, err := encodeRecord(k, etag, at, active, v)
 	if err != nil {
 		return "", err
 	}
-	r := &store.Record{ID: k.id, Time: at, Active: active, Body: b, ETag: etag}
 	if err := s.rec.PutRecord(ctx, k.user, r); err != nil {
 		return "", err
 	}
 	return r.ETag, nil
+}
+
+// encodeRecord is v as registry record k, to write under etag.
+func encodeRecord(k recKey, etag string, at time.Time, active bool, v any) (*store.Record, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Record{ID: k.id, Time: at, Active: active, Body: b, ETag: etag}, nil
 }
 
 // listRecords returns the registry records of partition user matching f.

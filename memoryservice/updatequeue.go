@@ -2,7 +2,6 @@ package memoryservice
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -51,12 +50,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	if err != nil {
 		return updateResponse{}, err
 	}
-	var oldMeter *usage.Meter    // the superseded update's, if accepted here
-	ownSession := func() error { // the session continued is not to be
-		rec.SessionID, rec.Turns, rec.Spent, rec.Reopened = newID("mss_"), 0, nil, false
-		etag, err = s.writeRecord(ctx, updateKey(rec.ID), etag, now, true, rec)
-		return err
-	}
+	var oldMeter *usage.Meter // the superseded update's, if accepted here
 	if old != nil {
 		oldMeter = s.takeLocal(old.ID)
 	}
@@ -66,7 +60,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 			return updateResponse{}, fmt.Errorf("continue the previous update's session: %w", err)
 		}
 		if !ok { // gone or busy: a session of its own
-			if err := ownSession(); err != nil {
+			if etag, err = s.ownSession(ctx, rec, etag); err != nil {
 				return updateResponse{}, err
 			}
 		}
@@ -145,7 +139,7 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 				return nil, "", err
 			}
 		}
-		rec.SessionID, rec.Turns, rec.Spent, rec.Reopened = newID("mss_"), 0, nil, false
+		rec.newSession()
 		switch {
 		case old != nil:
 			rec.SessionID, rec.Turns, rec.Spent = old.SessionID, old.Turns, old.Spent
@@ -199,16 +193,27 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 			}
 		}
 		if !superseded { // claimed by a replica meanwhile: its session is being ended
-			rec.SessionID, rec.Turns, rec.Spent = newID("mss_"), 0, nil
-			if etag, err = s.writeRecord(ctx, rk, etag, now, true, rec); err != nil {
-				return nil, "", err
-			}
-			return nil, etag, nil
+			etag, err = s.ownSession(ctx, rec, etag)
+			return nil, etag, err
 		}
 		s.unmark(ctx, old.ID)
 		return cur, etag, nil
 	}
 	return nil, "", fmt.Errorf("memoryservice: queue record of scope %q in %q: %w", a.scope, a.store, store.ErrConflict)
+}
+
+// newSession gives u, being accepted, a session of its own, continuing
+// none.
+func (u *updateRecord) newSession() {
+	u.SessionID, u.Turns, u.Spent, u.Reopened = newID("mss_"), 0, nil, false
+}
+
+// ownSession gives rec, being accepted, a session of its own where the
+// one it was to continue is not to be, and writes its record under etag,
+// returning the new ETag.
+func (s *Service) ownSession(ctx context.Context, rec *updateRecord, etag string) (string, error) {
+	rec.newSession()
+	return s.writeRecord(ctx, updateKey(rec.ID), etag, rec.CreatedAt, true, rec)
 }
 
 // recordPut is a registry record to write in a batch (recordWrites).
@@ -224,11 +229,11 @@ type recordPut struct {
 func recordWrites(puts ...recordPut) ([]store.RecordWrite, error) {
 	ws := make([]store.RecordWrite, len(puts))
 	for i, p := range puts {
-		b, err := json.Marshal(p.v)
+		r, err := encodeRecord(p.k, p.etag, p.at, p.active, p.v)
 		if err != nil {
 			return nil, err
 		}
-		ws[i] = store.RecordWrite{UserID: p.k.user, Put: &store.Record{ID: p.k.id, Time: p.at, Active: p.active, Body: b, ETag: p.etag}}
+		ws[i] = store.RecordWrite{UserID: p.k.user, Put: r}
 	}
 	return ws, nil
 }
