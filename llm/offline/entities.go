@@ -21,41 +21,87 @@ type entity struct {
 const asWrittenLower = "\x00lower"
 
 // Entity patterns, tried in this order; an earlier match claims its span.
+//
+// Each has a clue: a literal that every match of it contains, compared
+// case-insensitively unless the pattern is case-sensitive, so that a
+// sentence without the clue skips the pattern. Running every pattern over
+// every sentence was most of the CPU a summary costs. A clue holds no
+// 'k' or 's': Unicode case folding matches those letters of a (?i)
+// pattern with the Kelvin sign and the long s, which lower-casing the
+// sentence does not give. TestCluesSkipOnlySentencesWithoutMatches checks
+// the clues against the patterns.
 var (
-	productPatterns = []struct {
-		re   *regexp.Regexp
-		name string
-	}{
-		{regexp.MustCompile(`(?i)\broth\s+401\s?\(?k\)?`), "Roth 401k"},
-		{regexp.MustCompile(`(?i)\b401\s?\(?k\)?`), "401k"},
-		{regexp.MustCompile(`(?i)\b403\s?\(?b\)?`), "403b"},
-		{regexp.MustCompile(`(?i)\b457\s?\(?b\)?`), "457b"},
-		{regexp.MustCompile(`(?i)\broth\s+iras?\b`), "Roth IRA"},
-		{regexp.MustCompile(`(?i)\bsep[\s-]iras?\b`), "SEP IRA"},
-		{regexp.MustCompile(`(?i)\btraditional\s+iras?\b`), "traditional IRA"},
-		{regexp.MustCompile(`(?i)\brollover\s+iras?\b`), "rollover IRA"},
-		{regexp.MustCompile(`\bIRAs?\b`), "IRA"},
-		{regexp.MustCompile(`\bHSAs?\b`), "HSA"},
-		{regexp.MustCompile(`(?i)\b529\s+plans?\b`), "529 plan"},
-		{regexp.MustCompile(`\bETFs?\b`), "ETF"},
-		{regexp.MustCompile(`(?i)\bindex\s+funds?\b`), "index fund"},
-		{regexp.MustCompile(`(?i)\bmutual\s+funds?\b`), "mutual fund"},
-		{regexp.MustCompile(`(?i)\btarget[\s-]date\s+funds?\b`), "target-date fund"},
-		{regexp.MustCompile(`(?i)\bemergency\s+funds?\b`), "emergency fund"},
-		{regexp.MustCompile(`(?i)\b(?:brokerage|savings|checking|retirement)\s+accounts?\b`), asWrittenLower},
-		{regexp.MustCompile(`(?i)\bannuit(?:y|ies)\b`), "annuity"},
-		{regexp.MustCompile(`(?i)\bsocial\s+security\b`), "Social Security"},
-		{regexp.MustCompile(`(?i)\bS&P\s?500\b`), "S&P 500"},
-		{regexp.MustCompile(`(?i)\bmortgages?\b`), "mortgage"},
+	productPatterns = []entityPattern{
+		entityRE(`(?i)\broth\s+401\s?\(?k\)?`, "401", "Roth 401k"),
+		entityRE(`(?i)\b401\s?\(?k\)?`, "401", "401k"),
+		entityRE(`(?i)\b403\s?\(?b\)?`, "403", "403b"),
+		entityRE(`(?i)\b457\s?\(?b\)?`, "457", "457b"),
+		entityRE(`(?i)\broth\s+iras?\b`, "ira", "Roth IRA"),
+		entityRE(`(?i)\bsep[\s-]iras?\b`, "ira", "SEP IRA"),
+		entityRE(`(?i)\btraditional\s+iras?\b`, "ira", "traditional IRA"),
+		entityRE(`(?i)\brollover\s+iras?\b`, "ira", "rollover IRA"),
+		entityRE(`\bIRAs?\b`, "IRA", "IRA"),
+		entityRE(`\bHSAs?\b`, "HSA", "HSA"),
+		entityRE(`(?i)\b529\s+plans?\b`, "529", "529 plan"),
+		entityRE(`\bETFs?\b`, "ETF", "ETF"),
+		entityRE(`(?i)\bindex\s+funds?\b`, "index", "index fund"),
+		entityRE(`(?i)\bmutual\s+funds?\b`, "mutual", "mutual fund"),
+		entityRE(`(?i)\btarget[\s-]date\s+funds?\b`, "target", "target-date fund"),
+		entityRE(`(?i)\bemergency\s+funds?\b`, "emergency", "emergency fund"),
+		entityRE(`(?i)\b(?:brokerage|savings|checking|retirement)\s+accounts?\b`, "account", asWrittenLower),
+		entityRE(`(?i)\bannuit(?:y|ies)\b`, "annuit", "annuity"),
+		entityRE(`(?i)\bsocial\s+security\b`, "ecurity", "Social Security"),
+		entityRE(`(?i)\bS&P\s?500\b`, "500", "S&P 500"),
+		entityRE(`(?i)\bmortgages?\b`, "mortgage", "mortgage"),
 	}
-	moneyRE  = regexp.MustCompile(`(?i)(?:[$€£]|\bUSD\s?|\bEUR\s?)\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion|thousand)\b)?|\b\d[\d,]*(?:\.\d+)?(?:\s?%|\s(?:percent|dollars|euros|pounds)\b)`)
-	unitRE   = regexp.MustCompile(`(?i)\b\d[\d,]*(?:\.\d+)?[\s-](?:years?|yrs?|months?|weeks?|days?|hours?|shares?)(?:\s+old)?\b|\bage\s\d{1,3}\b`)
-	dateRE   = regexp.MustCompile(`\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s\d{1,2}(?:st|nd|rd|th)?(?:,?\s\d{4})?\b|\b(?:19|20)\d{2}\b`)
+	// Amounts, durations and dates: every match holds a digit.
+	valuePatterns = []entityPattern{
+		entityRE(`(?i)(?:[$€£]|\bUSD\s?|\bEUR\s?)\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion|thousand)\b)?|\b\d[\d,]*(?:\.\d+)?(?:\s?%|\s(?:percent|dollars|euros|pounds)\b)`, anyDigit, ""),
+		entityRE(`(?i)\b\d[\d,]*(?:\.\d+)?[\s-](?:years?|yrs?|months?|weeks?|days?|hours?|shares?)(?:\s+old)?\b|\bage\s\d{1,3}\b`, anyDigit, ""),
+		entityRE(`\b(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s\d{1,2}(?:st|nd|rd|th)?(?:,?\s\d{4})?\b|\b(?:19|20)\d{2}\b`, anyDigit, ""),
+	}
 	joinName = map[string]bool{"of": true, "and": true, "&": true, "de": true, "van": true, "von": true}
 )
 
+// entityPattern is a pattern of entities: re, tried only on sentences
+// holding clue, names its matches name (as written, whitespace collapsed,
+// when name is empty; lower-cased too when it is asWrittenLower).
+type entityPattern struct {
+	re   *regexp.Regexp
+	clue string
+	fold bool // the pattern ignores case, and the clue is lower-case
+	name string
+}
+
+// entityRE compiles an entity pattern.
+func entityRE(expr, clue, name string) entityPattern {
+	return entityPattern{re: regexp.MustCompile(expr), clue: clue, fold: strings.HasPrefix(expr, "(?i)"), name: name}
+}
+
+// anyDigit is the clue of patterns whose matches hold an ASCII digit.
+const anyDigit = "\x00digit"
+
+// mayMatch reports whether p may match text, lower being text
+// lower-cased: whether text holds its clue.
+func (p entityPattern) mayMatch(text, lower string) bool {
+	switch {
+	case p.clue == anyDigit:
+		return strings.ContainsAny(text, "0123456789")
+	case p.fold:
+		return strings.Contains(lower, p.clue)
+	default:
+		return strings.Contains(text, p.clue)
+	}
+}
+
 // findEntities returns the entities of one sentence, by position.
 func findEntities(text string, toks []token) []entity {
+	return entitiesOf(text, toks, productPatterns, valuePatterns)
+}
+
+// entitiesOf is findEntities with the patterns of products and values
+// given.
+func entitiesOf(text string, toks []token, products, values []entityPattern) []entity {
 	var ents []entity
 	claimed := func(st, e int) bool {
 		for _, x := range ents {
@@ -65,10 +111,14 @@ func findEntities(text string, toks []token) []entity {
 		}
 		return false
 	}
-	// addAll adds the matches of re, named name, or as written (whitespace
-	// collapsed) when name is empty, lower-cased when name is asWrittenLower.
-	addAll := func(re *regexp.Regexp, name string) {
-		for _, m := range re.FindAllStringIndex(text, -1) {
+	// addAll adds the matches of p not claimed yet.
+	lower := strings.ToLower(text)
+	addAll := func(p entityPattern) {
+		if !p.mayMatch(text, lower) {
+			return
+		}
+		name := p.name
+		for _, m := range p.re.FindAllStringIndex(text, -1) {
 			if claimed(m[0], m[1]) {
 				continue
 			}
@@ -82,15 +132,15 @@ func findEntities(text string, toks []token) []entity {
 			ents = append(ents, entity{text: t, start: m[0], end: m[1]})
 		}
 	}
-	for _, p := range productPatterns {
-		addAll(p.re, p.name)
+	for _, p := range products {
+		addAll(p)
 	}
 	for i := range ents {
 		ents[i].product = true
 	}
-	addAll(moneyRE, "")
-	addAll(unitRE, "")
-	addAll(dateRE, "")
+	for _, p := range values {
+		addAll(p)
+	}
 	ents = append(ents, names(text, toks, claimed)...)
 	slices.SortStableFunc(ents, func(a, b entity) int { return a.start - b.start })
 	return ents
