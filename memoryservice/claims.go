@@ -134,8 +134,18 @@ func (s *Service) claim(ctx context.Context, id string, marked time.Time) (*held
 		return nil, nil
 	case rec.Status == statusQueued && rec.DueAt.After(now):
 		return nil, nil
-	case rec.Accepting && now.Sub(rec.CreatedAt) < acceptGrace:
-		return nil, nil
+	}
+	if rec.Accepting {
+		done, recorded, err := s.acceptanceDone(ctx, &rec)
+		if err != nil {
+			return nil, err
+		}
+		if !done && now.Sub(rec.CreatedAt) < acceptGrace {
+			return nil, nil
+		}
+		// Past acceptGrace, an acceptance cut short: the run has the
+		// turns it recorded.
+		rec.Accepting, rec.Turns = false, rec.Turns-(rec.AcceptTurns-recorded)
 	}
 	takeover := false
 	if c := rec.Claim; c != nil {

@@ -37,3 +37,57 @@ func TestAPollDuringAnAcceptKeepsTheMarker(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "the marker of an acceptance that failed is dropped")
 	})
 }
+
+// An accept writes its update's record before it records the turns: no
+// replica claims the update until its session holds every one of them,
+// or until acceptGrace has passed, when the run has the turns recorded
+// (an acceptance cut short by a crash).
+func TestAClaimWaitsForTheAcceptancesTurns(t *testing.T) {
+	ctx := context.Background()
+	clk := &clock{}
+	s := start(t, dbPath(t), Config{Now: clk.Now})
+	s.createStore("support", nil)
+	require.NoError(t, s.svc.Close(ctx)) // no poller or timer claims first
+	userID := UserID("support", "alice")
+	accepted := func(turns int) (id string) {
+		id = newUpdateID("support", "alice")
+		now := clk.Now()
+		rec := &updateRecord{ID: id, Store: "support", Scope: "alice", SessionID: newID("mss_"), Status: statusQueued,
+			CreatedAt: now, DueAt: now, Accepting: true, AcceptTurns: turns, Turns: turns}
+		require.NoError(t, s.svc.putRecord(ctx, updateKey(id), store.CreateOnly, now, true, rec))
+		return id
+	}
+	record := func(id string, i int) {
+		rec := s.record(id)
+		msg := acceptedMessageID(id, i)
+		turn := &store.Turn{ID: "turn-" + msg, SessionID: rec.SessionID, Time: clk.Now(),
+			Messages: []store.TurnMessage{{ID: msg, Role: "user", Content: "message " + msg}}}
+		require.NoError(t, s.st.AppendTurn(ctx, userID, turn))
+	}
+
+	id := accepted(2)
+	record(id, 0)
+	h, err := s.svc.claim(ctx, id, time.Time{})
+	require.NoError(t, err)
+	require.Nil(t, h, "claimed with one turn of two recorded")
+	record(id, 1)
+	h, err = s.svc.claim(ctx, id, time.Time{})
+	require.NoError(t, err)
+	require.NotNil(t, h, "not claimed with both turns recorded")
+	rec := s.record(id)
+	require.False(t, rec.Accepting, "the claim ends the acceptance")
+	require.Equal(t, 2, rec.Turns)
+
+	cut := accepted(2)
+	record(cut, 0)
+	h, err = s.svc.claim(ctx, cut, time.Time{})
+	require.NoError(t, err)
+	require.Nil(t, h)
+	clk.Add(acceptGrace + time.Second)
+	h, err = s.svc.claim(ctx, cut, time.Time{})
+	require.NoError(t, err)
+	require.NotNil(t, h, "an acceptance cut short is claimed after acceptGrace")
+	rec = s.record(cut)
+	require.False(t, rec.Accepting)
+	require.Equal(t, 1, rec.Turns, "the run has the one turn recorded")
+}

@@ -269,14 +269,17 @@ func (s *Service) markDeleting(ctx context.Context, name, scope string) error {
 	for wait := time.Now().Add(acceptGrace); ; {
 		var rec updateRecord
 		_, err := s.getRecord(ctx, updateKey(queued), &rec)
-		if !rec.Accepting && (err == nil || errors.Is(err, store.ErrNotFound)) {
-			return nil // accepted, or never written (an accept that failed)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // never written (an accept that failed)
 		}
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err != nil {
 			return err
 		}
-		if time.Now().After(wait) || s.cfg.Now().Sub(rec.CreatedAt) >= acceptGrace {
-			return nil // left by a replica that died accepting it
+		if !s.stillAccepting(ctx, &rec) {
+			return nil // accepted, or left by a replica that died accepting it
+		}
+		if time.Now().After(wait) {
+			return nil
 		}
 		select {
 		case <-ctx.Done():

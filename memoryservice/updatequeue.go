@@ -1,6 +1,7 @@
 package memoryservice
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,9 +31,11 @@ type acceptance struct {
 // it continues, if no replica has claimed it: the debounce of
 // update_delay, whichever replica accepted either. Failing that, the
 // completed session a.continues is reopened and continued. Then the
-// messages are recorded with p as turns of the session, and the record
-// says the acceptance is done: until then, or acceptGrace, no replica
-// claims it. It returns the update as the API shows it on acceptance.
+// messages are recorded with p as turns of the session, one by one:
+// until the last is, or acceptGrace, no replica claims the update
+// (acceptanceDone). Its record is not written again: an accept waits for
+// two commits, the record's and the turns'. It returns the update as the
+// API shows it on acceptance.
 func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (updateResponse, error) {
 	userID := UserID(a.store, a.scope)
 	unlock := s.lockScope("accept", userID) // this replica's accepts of the scope in turn, without store conflicts
@@ -45,7 +48,8 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	}
 	now := s.cfg.Now()
 	rec := &updateRecord{ID: newUpdateID(a.store, a.scope), Store: a.store, Scope: a.scope, Status: statusQueued,
-		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), Accepting: true}
+		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay),
+		Accepting: len(a.msgs) > 0, AcceptTurns: len(a.msgs)}
 	old, etag, err := s.enqueue(ctx, a, rec)
 	if err != nil {
 		return updateResponse{}, err
@@ -69,30 +73,78 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	if err != nil {
 		return updateResponse{}, err
 	}
-	meter := &usage.Meter{}
-	shared := oldMeter != nil // the superseded update's meter, accepted here, goes on counting
-	if shared {
-		meter = oldMeter
-	}
+	// The superseded update's meter, accepted here, goes on counting;
+	// the pruning the turns set off counts on it (a run here adds it).
+	meter := cmp.Or(oldMeter, &usage.Meter{})
 	rctx := usage.WithMeter(ctx, meter)
 	for i, m := range a.msgs {
-		m.ID = rec.ID + "-" + strconv.Itoa(i) // a retried record stores the turn once
+		m.ID = acceptedMessageID(rec.ID, i) // a retried record stores the turn once
 		m.CreatedAt = now
 		if err := p.Record(rctx, sess, m); err != nil {
 			return updateResponse{}, fmt.Errorf("record items: %w", err)
 		}
-		rec.Turns++
-	}
-	spent := usageOf(meter)
-	if !shared {
-		spent = spent.plus(rec.Spent)
-	}
-	rec.Spent, rec.Accepting = &spent, false
-	if _, err := s.writeRecord(ctx, updateKey(rec.ID), etag, now, true, rec); err != nil {
-		return updateResponse{}, fmt.Errorf("memoryservice: update %s: finish its acceptance: %w", rec.ID, err)
 	}
 	s.schedule(rec.ID, rec.DueAt, meter)
 	return rec.response(), nil
+}
+
+// acceptedMessageID is the id of message i of update id, which its turn
+// keeps.
+func acceptedMessageID(id string, i int) string { return id + "-" + strconv.Itoa(i) }
+
+// acceptanceDone reports whether the acceptance of rec is finished, and
+// how many of the turns it records its session holds. It is finished
+// when the session holds all of them, or when the session it reopened
+// is gone: forgotten (its chat summary deleted) while the update waited,
+// which takes the turns with it. An update accepted by an earlier
+// version is done once its record says so.
+func (s *Service) acceptanceDone(ctx context.Context, rec *updateRecord) (done bool, recorded int, err error) {
+	if !rec.Accepting {
+		return true, rec.AcceptTurns, nil
+	}
+	if rec.AcceptTurns == 0 {
+		return false, 0, nil
+	}
+	userID := UserID(rec.Store, rec.Scope)
+	turns, err := s.st.ListTurns(ctx, userID, rec.SessionID, 0)
+	if err != nil {
+		return false, 0, fmt.Errorf("read the turns of update %s: %w", rec.ID, err)
+	}
+	want := make(map[string]bool, rec.AcceptTurns)
+	for i := range rec.AcceptTurns {
+		want[acceptedMessageID(rec.ID, i)] = true
+	}
+	for _, t := range turns {
+		if len(t.Messages) > 0 && want[t.Messages[0].ID] {
+			recorded++
+		}
+	}
+	if recorded == rec.AcceptTurns || !rec.Reopened {
+		return recorded == rec.AcceptTurns, recorded, nil
+	}
+	// A session reopened was stored when the acceptance began.
+	_, err = s.st.GetSession(ctx, userID, rec.SessionID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, recorded, nil
+	case err != nil:
+		return false, recorded, fmt.Errorf("read the session of update %s: %w", rec.ID, err)
+	}
+	return false, recorded, nil
+}
+
+// stillAccepting reports whether rec is being accepted now: its
+// acceptance not finished, and younger than acceptGrace. A failure to
+// read its turns counts as still accepting, until acceptGrace.
+func (s *Service) stillAccepting(ctx context.Context, rec *updateRecord) bool {
+	if !rec.Accepting || s.cfg.Now().Sub(rec.CreatedAt) >= acceptGrace {
+		return false
+	}
+	done, _, err := s.acceptanceDone(ctx, rec)
+	if err != nil {
+		s.log.WarnContext(ctx, "memoryservice: acceptance of an update not checked", "update", rec.ID, "err", err)
+	}
+	return !done
 }
 
 // enqueue writes rec, being accepted, as the queued update of its scope,
@@ -142,7 +194,7 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 		rec.newSession()
 		switch {
 		case old != nil:
-			rec.SessionID, rec.Turns, rec.Spent = old.SessionID, old.Turns, old.Spent
+			rec.SessionID, rec.Turns, rec.Spent = old.SessionID, old.Turns+rec.AcceptTurns, old.Spent
 		case a.continues != "":
 			rec.SessionID, rec.Reopened = a.continues, true
 		}
@@ -205,7 +257,7 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 // newSession gives u, being accepted, a session of its own, continuing
 // none.
 func (u *updateRecord) newSession() {
-	u.SessionID, u.Turns, u.Spent, u.Reopened = newID("mss_"), 0, nil, false
+	u.SessionID, u.Turns, u.Spent, u.Reopened = newID("mss_"), u.AcceptTurns, nil, false
 }
 
 // ownSession gives rec, being accepted, a session of its own where the
@@ -359,7 +411,7 @@ func (s *Service) resume(ctx context.Context) error {
 			s.mark(ctx, rec.ID, now) // cut short unclaimed, or by this replica before it restarted: due at once
 		}
 		last := lastOf[rec.SessionID]
-		if rec.Status != statusQueued || last == rec || (last.Accepting && now.Sub(last.CreatedAt) < acceptGrace) {
+		if rec.Status != statusQueued || last == rec || s.stillAccepting(ctx, last) {
 			continue
 		}
 		cur, tag, err := s.queuedUpdate(ctx, rec.ID)

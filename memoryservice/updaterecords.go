@@ -39,13 +39,22 @@ type updateRecord struct {
 	Before map[string]int64 `json:"before_ns"` // not omitempty: an empty map (a scope that had none) is not nil
 	Result *updateResult    `json:"result,omitempty"`
 	Error  *apiError        `json:"error,omitempty"`
-	// Accepting marks an update whose acceptance is not finished (its
-	// turns are being recorded): no replica claims it before
-	// acceptGrace.
-	Accepting bool `json:"accepting,omitempty"`
-	// Spent is what the acceptance's model calls (the pruning of its
-	// turns) spent, and those of the queued updates it superseded: the
-	// run adds its own.
+	// Accepting marks an update whose acceptance may not be finished:
+	// its record is written before its turns are recorded. No replica
+	// claims it before acceptGrace unless its session holds every turn
+	// it records (acceptanceDone); the claim clears it. AcceptTurns is
+	// how many turns the acceptance records, with the message ids
+	// ID-0, ID-1, …, and Turns counts them already. An update accepted by
+	// an earlier version has none: its acceptance is done once it clears
+	// Accepting.
+	Accepting   bool `json:"accepting,omitempty"`
+	AcceptTurns int  `json:"accept_turns,omitempty"`
+	// Spent is what the acceptances of the update and of the queued
+	// updates it superseded spent, as records written by an earlier
+	// version tell (an accept wrote it once its turns were recorded): the
+	// run adds its own. An accept now writes none: the pruning its turns
+	// set off counts on its replica's meter, which a run there goes on
+	// counting.
 	Spent *apiUsage `json:"spent,omitempty"`
 	// Claim is the replica running the update, while one does; Claims
 	// is the history of its claims, oldest first.
