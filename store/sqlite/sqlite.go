@@ -384,16 +384,40 @@ func queryDocs[D any](ctx context.Context, q queryer, what string, cols int, dec
 	return out, rows.Err()
 }
 
-// readDocs runs query, a function of queryDocs' kind, in a read
-// transaction; op names the call in errors.
+// readDocs runs query, a function of queryDocs' kind, on a reader
+// connection; op names the call in errors. It is one statement, so one
+// snapshot without a transaction of its own: BEGIN and COMMIT around it
+// cost more than a point read itself.
 func readDocs[D any](ctx context.Context, s *Store, op string, query func(context.Context, queryer, string, ...any) ([]D, error), q string, args ...any) ([]D, error) {
-	var out []D
-	err := s.read(ctx, op, func(tx *readTx) error {
-		var err error
-		out, err = query(ctx, tx, q, args...)
-		return err
-	})
-	return out, err
+	out, err := query(ctx, pooled{s.r, s.rstmts}, q, args...)
+	if err != nil {
+		if isStoreErr(err) {
+			return nil, err
+		}
+		return nil, s.fail(op, err)
+	}
+	return out, nil
+}
+
+// pooled runs each statement on a connection of db, in a transaction of
+// its own, prepared when stmts keeps it.
+type pooled struct {
+	db    *sql.DB
+	stmts *stmtCache
+}
+
+func (p pooled) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.stmts.get(query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return p.db.QueryContext(ctx, query, args...)
+}
+
+func (p pooled) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.stmts.get(query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return p.db.QueryRowContext(ctx, query, args...)
 }
 
 // readDoc is readDocs for a query of at most one document: the first,
