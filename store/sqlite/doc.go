@@ -164,8 +164,9 @@
 // before.
 //
 // The statements of the write paths are prepared once on the writer
-// connection (stmts.go): compiling a write to a table with FTS5 triggers
-// costs more than running it. The documents a batch writes without a
+// connection (stmts.go), each after the first batch that runs it:
+// compiling a write to a table with FTS5 triggers costs more than running
+// it, and a store opened for a few writes compiles only theirs. The documents a batch writes without a
 // terms row are tokenized together at its end, one pass per kind for all
 // the batch's users, before the commit.
 //

@@ -154,6 +154,7 @@ func (s *Store) runBatch() {
 	for len(batch) > 0 {
 		batch = s.commit(batch)
 	}
+	s.wstmts.prepareMet(context.Background())
 }
 
 // finish answers the caller of r.
@@ -179,7 +180,7 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 		return nil
 	}
 	defer sqlTx.Rollback()
-	tx := &writeTx{Tx: sqlTx, prepared: s.prepared}
+	tx := &writeTx{Tx: sqlTx, stmts: s.wstmts}
 	alone := len(batch) == 1
 	ok := make([]*writeReq, 0, len(batch))
 	// The failed writes are answered last, after the commit of the

@@ -90,11 +90,11 @@ type Store struct {
 	lr  *sql.DB
 	wmu sync.Mutex // serialises write transactions and their cache updates
 	wq  writeQueue // writes waiting for a group commit (groupcommit.go)
-	// prepared holds the writer's prepared statements by text (stmts.go).
-	prepared map[string]*sql.Stmt
-	cache    *vecCache
-	pf       prefilter
-	toks     tokenCache
+	// wstmts keeps the writer's statements prepared (stmts.go).
+	wstmts *writeStmts
+	cache  *vecCache
+	pf     prefilter
+	toks   tokenCache
 	// scratch holds the text leg's per-search score arrays (*scores).
 	scratch sync.Pool
 	loads   setLoads
@@ -136,7 +136,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	prepared, err := prepareWrites(ctx, w)
+	wstmts, err := newWriteStmts(ctx, w)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -144,27 +144,27 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	// From here on the writer waits for another process's write lock in
 	// begin, not in SQLite's busy handler.
 	if _, err := w.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
-		closeStatements(prepared)
+		wstmts.close()
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
-		closeStatements(prepared)
+		wstmts.close()
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	r.SetMaxOpenConns(cfg.MaxReaders)
 	r.SetMaxIdleConns(cfg.MaxReaders)
 	if err := r.PingContext(ctx); err != nil {
-		closeStatements(prepared)
+		wstmts.close()
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	lr, err := sql.Open("sqlite", dsn(path, cfg, false))
 	if err != nil {
-		closeStatements(prepared)
+		wstmts.close()
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -185,9 +185,9 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		loads:  setLoads{m: make(map[cacheKey]*setLoad), ctx: bg},
 		wq:     writeQueue{lead: make(chan struct{}, 1)},
 
-		prepared: prepared,
-		stop:     stop,
-		busy:     cfg.BusyTimeout,
+		wstmts: wstmts,
+		stop:   stop,
+		busy:   cfg.BusyTimeout,
 	}, nil
 }
 
@@ -290,7 +290,7 @@ func (s *Store) Close() error {
 		s.loads.wg.Wait()
 		s.wmu.Lock() // let a write in flight finish its cache update
 		defer s.wmu.Unlock()
-		s.closeErr = errors.Join(s.rstmts.close(), s.r.Close(), s.lr.Close(), closeStatements(s.prepared), s.w.Close())
+		s.closeErr = errors.Join(s.rstmts.close(), s.r.Close(), s.lr.Close(), s.wstmts.close(), s.w.Close())
 		s.cache.clear()
 		if s.closeErr != nil {
 			s.closeErr = fmt.Errorf("sqlite: close %s: %w", s.path, s.closeErr)

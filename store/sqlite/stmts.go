@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -17,18 +18,18 @@ type txn interface {
 }
 
 // writeTx is a write transaction on the writer connection. A statement
-// whose text is one the store prepared at Open (writeStatements) runs
-// prepared: SQLite compiles it once per connection instead of once per
-// call, which matters because compiling a write to a table with FTS5
-// triggers costs more than running it.
+// whose text is one of writeStatements runs prepared once the store has
+// prepared it (writeStmts): SQLite compiles it once per connection
+// instead of once per call, which matters because compiling a write to a
+// table with FTS5 triggers costs more than running it.
 type writeTx struct {
 	*sql.Tx
-	prepared map[string]*sql.Stmt
+	stmts *writeStmts
 }
 
 // ExecContext runs query in the transaction, prepared when it can.
 func (tx *writeTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := tx.prepared[query]; st != nil {
+	if st := tx.stmts.get(query); st != nil {
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return tx.Tx.ExecContext(ctx, query, args...)
@@ -36,7 +37,7 @@ func (tx *writeTx) ExecContext(ctx context.Context, query string, args ...any) (
 
 // QueryContext runs query in the transaction, prepared when it can.
 func (tx *writeTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := tx.prepared[query]; st != nil {
+	if st := tx.stmts.get(query); st != nil {
 		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return tx.Tx.QueryContext(ctx, query, args...)
@@ -44,7 +45,7 @@ func (tx *writeTx) QueryContext(ctx context.Context, query string, args ...any) 
 
 // QueryRowContext runs query in the transaction, prepared when it can.
 func (tx *writeTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := tx.prepared[query]; st != nil {
+	if st := tx.stmts.get(query); st != nil {
 		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
@@ -84,36 +85,86 @@ func writeStatements() []string {
 	return qs
 }
 
-// prepareWrites prepares writeStatements on w, the writer's pool of one
-// connection, creating the tokenizer's temporary tables on it first.
-// Should database/sql replace the connection, each statement is prepared
-// again on the new one when first used (withTokenizer creates the tables
-// there before any statement that names them).
-func prepareWrites(ctx context.Context, w *sql.DB) (map[string]*sql.Stmt, error) {
+// writeStmts keeps the writer's statements of writeStatements prepared,
+// each from the first batch that ran it on: a store opened for a few
+// writes compiles a few statements, not every write path's. The writer's
+// pool has one connection, which a batch's transaction holds, so a text
+// first met in a batch runs unprepared there and is prepared once the
+// batch is over (prepareMet, under the write lock). Should database/sql
+// replace the connection, each statement is prepared again on the new one
+// when first used (withTokenizer creates the tokenizer's tables there
+// before any statement that names them).
+type writeStmts struct {
+	db    *sql.DB
+	texts map[string]bool // writeStatements
+
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt // prepared, or nil when it failed to
+	met    []string             // run unprepared, to prepare
+	closed bool
+}
+
+// newWriteStmts readies w, the writer's pool of one connection, for
+// writeStatements: it creates the tokenizer's temporary tables, which
+// some of them name, and prepares none yet.
+func newWriteStmts(ctx context.Context, w *sql.DB) (*writeStmts, error) {
 	for _, q := range tokSetup {
 		if _, err := w.ExecContext(ctx, q); err != nil {
 			return nil, fmt.Errorf("tokenizer table: %w", err)
 		}
 	}
-	m := make(map[string]*sql.Stmt)
+	texts := make(map[string]bool)
 	for _, q := range writeStatements() {
-		if m[q] != nil {
-			continue
-		}
-		st, err := w.PrepareContext(ctx, q)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("prepare %q: %w", q, err), closeStatements(m))
-		}
-		m[q] = st
+		texts[q] = true
 	}
-	return m, nil
+	return &writeStmts{db: w, texts: texts, m: make(map[string]*sql.Stmt)}, nil
 }
 
-// closeStatements closes the prepared statements of m.
-func closeStatements(m map[string]*sql.Stmt) error {
+// get returns query prepared, or nil to run it unprepared; a text of
+// writeStatements met for the first time is noted for prepareMet.
+func (ws *writeStmts) get(query string) *sql.Stmt {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	st, seen := ws.m[query]
+	if !seen && ws.texts[query] && !ws.closed {
+		ws.m[query] = nil
+		ws.met = append(ws.met, query)
+	}
+	return st
+}
+
+// prepareMet prepares the statements met since its last call. It runs
+// while no transaction holds the writer's connection; a statement that
+// does not prepare goes on running unprepared.
+func (ws *writeStmts) prepareMet(ctx context.Context) {
+	ws.mu.Lock()
+	met := ws.met
+	ws.met = nil
+	ws.mu.Unlock()
+	for _, q := range met {
+		st, err := ws.db.PrepareContext(ctx, q)
+		ws.mu.Lock()
+		switch {
+		case err != nil:
+		case ws.closed:
+			st.Close()
+		default:
+			ws.m[q] = st
+		}
+		ws.mu.Unlock()
+	}
+}
+
+// close closes the prepared statements.
+func (ws *writeStmts) close() error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.closed = true
 	var errs []error
-	for _, st := range m {
-		errs = append(errs, st.Close())
+	for _, st := range ws.m {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
