@@ -25,28 +25,49 @@ type txn interface {
 type writeTx struct {
 	*sql.Tx
 	stmts *writeStmts
+	// bound holds the prepared statements bound to the transaction, by
+	// text: a batch runs the same few statements for each of its writes.
+	bound map[string]*sql.Stmt
+}
+
+// stmt returns query's prepared statement bound to the transaction, or
+// nil to run it unprepared.
+func (tx *writeTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if b := tx.bound[query]; b != nil {
+		return b
+	}
+	st := tx.stmts.get(query)
+	if st == nil {
+		return nil
+	}
+	b := tx.StmtContext(ctx, st)
+	if tx.bound == nil {
+		tx.bound = make(map[string]*sql.Stmt)
+	}
+	tx.bound[query] = b
+	return b
 }
 
 // ExecContext runs query in the transaction, prepared when it can.
 func (tx *writeTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := tx.stmts.get(query); st != nil {
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	if st := tx.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
 	return tx.Tx.ExecContext(ctx, query, args...)
 }
 
 // QueryContext runs query in the transaction, prepared when it can.
 func (tx *writeTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := tx.stmts.get(query); st != nil {
-		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if st := tx.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
 	return tx.Tx.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext runs query in the transaction, prepared when it can.
 func (tx *writeTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := tx.stmts.get(query); st != nil {
-		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	if st := tx.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
 	}
 	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
