@@ -6,23 +6,27 @@ import (
 	"fmt"
 )
 
-// RecordWrite is one write of a batch (WriteRecords): Put writes a
-// record of partition UserID under its ETag's rules (see PutRecord), or,
-// when Put is nil, Delete removes the record of that id if there is one
-// (a record already gone is no error).
+// RecordWrite is one write of a batch (WriteRecords), in partition
+// UserID: Put writes a record under its ETag's rules (see PutRecord);
+// Append, when Put is nil, appends a turn to its session as AppendTurn
+// does; and when both are nil, Delete removes the record of that id if
+// there is one (a record already gone is no error).
 type RecordWrite struct {
 	UserID string
 	Put    *Record
+	Append *Turn
 	Delete string
 }
 
 // RecordBatch is implemented by a backend that writes several records,
-// of any partitions, at once: all of them or none, in one transaction.
+// and turns, of any partitions, at once: all of them or none, in one
+// transaction.
 type RecordBatch interface {
 	// WriteRecords applies ws in order, atomically. When one fails
-	// (an ETag conflict, an invalid record), nothing is written and the
-	// error is a *RecordWriteError naming it, with Applied 0. On success
-	// every Put's ETag holds its new ETag.
+	// (an ETag conflict, an invalid record or turn), nothing is written
+	// and the error is a *RecordWriteError naming it, with Applied 0. On
+	// success every Put's ETag holds its new ETag, and every Append's
+	// Seq its turn's number.
 	WriteRecords(ctx context.Context, ws []RecordWrite) error
 }
 
@@ -44,17 +48,27 @@ func (e *RecordWriteError) Unwrap() error { return e.Err }
 // WriteRecords writes ws with r: atomically where r is a RecordBatch,
 // and otherwise one by one, in order, stopping at the first that fails
 // (the writes before it stay written, as its RecordWriteError's Applied
-// says).
+// says). Written one by one, an Append needs r to keep Turns too; where
+// it does not, the Append fails with ErrInvalid.
 func WriteRecords(ctx context.Context, r Records, ws []RecordWrite) error {
 	if b, ok := r.(RecordBatch); ok {
 		return b.WriteRecords(ctx, ws)
 	}
 	for i, w := range ws {
 		var err error
-		if w.Put != nil {
+		switch {
+		case w.Put != nil:
 			err = r.PutRecord(ctx, w.UserID, w.Put)
-		} else if err = r.DeleteRecord(ctx, w.UserID, w.Delete); errors.Is(err, ErrNotFound) {
-			err = nil
+		case w.Append != nil:
+			if ts, ok := r.(Turns); ok {
+				err = ts.AppendTurn(ctx, w.UserID, w.Append)
+			} else {
+				err = fmt.Errorf("%w: %T appends no turns", ErrInvalid, r)
+			}
+		default:
+			if err = r.DeleteRecord(ctx, w.UserID, w.Delete); errors.Is(err, ErrNotFound) {
+				err = nil
+			}
 		}
 		if err != nil {
 			return &RecordWriteError{Index: i, Applied: i, Err: err}

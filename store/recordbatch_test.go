@@ -55,3 +55,25 @@ func TestWriteRecordsOneByOne(t *testing.T) {
 		})
 	}
 }
+
+// Written one by one, a batch's turn is appended where the records keep
+// turns too (the in-memory store), and refused, naming the records,
+// where they do not (records kept as session documents).
+func TestWriteRecordsAppendsTurnsOneByOne(t *testing.T) {
+	ctx := context.Background()
+	turn := func() *store.Turn {
+		return &store.Turn{ID: "t1", SessionID: "s1", Time: time.Unix(0, 0),
+			Messages: []store.TurnMessage{{ID: "m1", Role: "user", Content: "I moved to Porto."}}}
+	}
+	st := mem.New(mem.Config{})
+	first := turn()
+	require.NoError(t, store.WriteRecords(ctx, st, []store.RecordWrite{{UserID: "alice", Append: first}}))
+	assert.Equal(t, 1, first.Seq)
+	turns, err := st.ListTurns(ctx, "alice", "s1", 0)
+	require.NoError(t, err)
+	require.Len(t, turns, 1)
+
+	err = store.WriteRecords(ctx, store.SessionRecords(mem.New(mem.Config{})), []store.RecordWrite{{UserID: "alice", Append: turn()}})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	assert.Contains(t, err.Error(), "appends no turns")
+}

@@ -200,23 +200,29 @@ func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error 
 		q    string
 		args []any
 		etag string
+		seq  int // an Append's
 	}
 	ps := make([]prepared, len(ws))
 	for i, w := range ws {
 		if err := s.check(w.UserID); err != nil {
 			return &store.RecordWriteError{Index: i, Err: err}
 		}
-		if w.Put == nil {
+		switch {
+		case w.Put != nil:
+			if err := s.v.Record(w.Put); err != nil {
+				return &store.RecordWriteError{Index: i, Err: err}
+			}
+			ps[i].q, ps[i].args, ps[i].etag = recordWrite(w.UserID, w.Put)
+		case w.Append != nil:
+			if err := s.v.Turn(w.UserID, w.Append); err != nil {
+				return &store.RecordWriteError{Index: i, Err: err}
+			}
+		default:
 			if err := store.CheckID("record id", w.Delete); err != nil {
 				return &store.RecordWriteError{Index: i, Err: err}
 			}
 			ps[i] = prepared{q: deleteRecordSQL, args: []any{w.UserID, w.Delete}}
-			continue
 		}
-		if err := s.v.Record(w.Put); err != nil {
-			return &store.RecordWriteError{Index: i, Err: err}
-		}
-		ps[i].q, ps[i].args, ps[i].etag = recordWrite(w.UserID, w.Put)
 	}
 	if len(ws) == 0 {
 		return nil
@@ -224,9 +230,12 @@ func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error 
 	err := s.write(ctx, "write records", ws[0].UserID, func(tx *writeTx) ([]change, error) {
 		for i, p := range ps {
 			var err error
-			if ws[i].Put != nil {
-				err = putRecordRow(ctx, tx, ws[i].UserID, ws[i].Put, p.q, p.args)
-			} else {
+			switch w := ws[i]; {
+			case w.Put != nil:
+				err = putRecordRow(ctx, tx, w.UserID, w.Put, p.q, p.args)
+			case w.Append != nil:
+				ps[i].seq, err = appendTurnRow(ctx, tx, w.UserID, w.Append)
+			default:
 				_, err = tx.ExecContext(ctx, p.q, p.args...)
 			}
 			if err != nil {
@@ -239,8 +248,11 @@ func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error 
 		return err
 	}
 	for i, w := range ws {
-		if w.Put != nil {
+		switch {
+		case w.Put != nil:
 			w.Put.ETag = ps[i].etag
+		case w.Append != nil:
+			w.Append.Seq = ps[i].seq
 		}
 	}
 	return nil

@@ -19,29 +19,10 @@ func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) er
 	if err := s.v.Turn(userID, t); err != nil {
 		return err
 	}
-	seq := t.Seq
+	var seq int
 	err := s.write(ctx, "append turn", userID, func(tx *writeTx) ([]change, error) {
-		var have int
-		err := tx.QueryRowContext(ctx, turnSeqSQL, userID, t.SessionID, t.ID).Scan(&have)
-		switch {
-		case err == nil:
-			seq = have
-			return nil, nil
-		case !errors.Is(err, sql.ErrNoRows):
-			return nil, err
-		}
-		var last int
-		if err := tx.QueryRowContext(ctx, lastSeqSQL, userID, t.SessionID).Scan(&last); err != nil {
-			return nil, err
-		}
-		seq = max(t.Seq, last+1)
-		c := *t
-		c.Seq = seq
-		b, err := json.Marshal(&c)
-		if err != nil {
-			return nil, fmt.Errorf("%w: turn %s: %v", store.ErrInvalid, t.ID, err)
-		}
-		_, err = tx.ExecContext(ctx, insertTurnSQL, userID, t.SessionID, seq, t.ID, string(b))
+		var err error
+		seq, err = appendTurnRow(ctx, tx, userID, t)
 		return nil, err
 	})
 	if err != nil {
@@ -49,6 +30,34 @@ func (s *Store) AppendTurn(ctx context.Context, userID string, t *store.Turn) er
 	}
 	t.Seq = seq
 	return nil
+}
+
+// appendTurnRow appends t, checked, to its session in tx and returns its
+// number: that of the turn with t's ID if the session holds one already,
+// else one more than the session's last, or t.Seq when that is larger.
+func appendTurnRow(ctx context.Context, tx *writeTx, userID string, t *store.Turn) (int, error) {
+	var have int
+	err := tx.QueryRowContext(ctx, turnSeqSQL, userID, t.SessionID, t.ID).Scan(&have)
+	switch {
+	case err == nil:
+		return have, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return 0, err
+	}
+	var last int
+	if err := tx.QueryRowContext(ctx, lastSeqSQL, userID, t.SessionID).Scan(&last); err != nil {
+		return 0, err
+	}
+	c := *t
+	c.Seq = max(t.Seq, last+1)
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return 0, fmt.Errorf("%w: turn %s: %v", store.ErrInvalid, t.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, insertTurnSQL, userID, t.SessionID, c.Seq, t.ID, string(b)); err != nil {
+		return 0, err
+	}
+	return c.Seq, nil
 }
 
 // ListTurns implements store.Store.

@@ -86,6 +86,51 @@ func testRecordBatch(t *testing.T, s *suite) {
 		require.NoError(t, err)
 		assert.False(t, got.Active)
 	})
+	t.Run("Turns", func(t *testing.T) {
+		st := s.fresh(t)
+		rs := records(t, st)
+		b, ok := rs.(store.RecordBatch)
+		if !ok {
+			t.Skipf("%T does not implement store.RecordBatch", rs)
+		}
+		first := turn("t1", "s1", 0, "I moved to Porto.")
+		require.NoError(t, st.AppendTurn(ctx(t), alice, first))
+		queue := record("queue", 0, false)
+		require.NoError(t, rs.PutRecord(ctx(t), alice, queue))
+
+		// A turn appended with a record whose ETag is stale: neither is
+		// written.
+		stale := record("queue", 1, false)
+		stale.ETag = "stale"
+		lost := turn("t2", "s1", 1, "I play the cello.")
+		err := b.WriteRecords(ctx(t), []store.RecordWrite{{UserID: alice, Append: lost}, {UserID: alice, Put: stale}})
+		require.ErrorIs(t, err, store.ErrConflict)
+		turns, err := st.ListTurns(ctx(t), alice, "s1", 0)
+		require.NoError(t, err)
+		require.Len(t, turns, 1, "the turn of the failed batch is not appended")
+
+		// With the record's ETag, both are, the turn numbered after the
+		// session's last; appended again, it is not stored twice.
+		second := turn("t2", "s1", 1, "I play the cello.")
+		put := record("queue", 1, false)
+		put.ETag = queue.ETag
+		ws := []store.RecordWrite{{UserID: alice, Put: put}, {UserID: alice, Append: second}}
+		require.NoError(t, b.WriteRecords(ctx(t), ws))
+		assert.Equal(t, 2, second.Seq)
+		again := turn("t2", "s1", 1, "I play the cello.")
+		require.NoError(t, b.WriteRecords(ctx(t), []store.RecordWrite{{UserID: alice, Append: again}}))
+		assert.Equal(t, 2, again.Seq, "a retried append is given the turn's number")
+		turns, err = st.ListTurns(ctx(t), alice, "s1", 0)
+		require.NoError(t, err)
+		require.Len(t, turns, 2)
+		assert.Equal(t, "t2", turns[1].ID)
+		turns, err = st.ListTurns(ctx(t), bob, "s1", 0)
+		require.NoError(t, err)
+		assert.Empty(t, turns, "appended in alice's partition only")
+
+		err = b.WriteRecords(ctx(t), []store.RecordWrite{{UserID: alice, Append: &store.Turn{ID: "t3", SessionID: "s1"}}})
+		require.ErrorIs(t, err, store.ErrInvalid, "a turn without messages")
+	})
 	t.Run("Invalid", func(t *testing.T) {
 		rs, b := open(t)
 		err := b.WriteRecords(ctx(t), []store.RecordWrite{
