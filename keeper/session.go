@@ -84,19 +84,7 @@ func (s *Session) AddTurn(ctx context.Context, t store.Turn) (store.Turn, error)
 	if len(t.Messages) == 0 {
 		return t, errors.New("keeper: add turn: no messages")
 	}
-	t.Messages = slices.Clone(t.Messages)
-	if t.Time.IsZero() {
-		t.Time = s.k.cfg.Now().UTC()
-	}
-	if t.ID == "" {
-		t.ID = store.TurnID(&t)
-	}
-	if t.ID == "" {
-		t.ID = "turn-" + agent.NewID()
-	}
-	FitTurn(&t)
-	t.UserID, t.SessionID = s.userID, s.id
-
+	t = s.k.NewTurn(s.userID, s.id, t)
 	s.mu.Lock()
 	if s.doc.Status == store.SessionCompleted {
 		s.mu.Unlock()
@@ -107,33 +95,62 @@ func (s *Session) AddTurn(ctx context.Context, t store.Turn) (store.Turn, error)
 		s.mu.Unlock()
 		return have, nil
 	}
-	last := s.read
+	t.Seq = s.read + 1
 	s.mu.Unlock()
 
-	t.Seq = last + 1
 	if err := s.k.st.AppendTurn(ctx, s.userID, &t); err != nil {
 		return t, fmt.Errorf("keeper: add turn to session %s: %w", s.id, err)
 	}
+	s.Stored(ctx, t)
+	return t, nil
+}
+
+// NewTurn returns t as AddTurn stores it in session sessionID of userID,
+// without its Seq: its messages cut to the size limits, a zero Time made
+// now, an ID from its message ids when it has none. A caller that appends
+// the turn to the store itself, in a batch of its own writes
+// (store.RecordWrite.Append), builds it here and tells an open Session
+// with Stored.
+func (k *Keeper) NewTurn(userID, sessionID string, t store.Turn) store.Turn {
+	t.Messages = slices.Clone(t.Messages)
+	if t.Time.IsZero() {
+		t.Time = k.cfg.Now().UTC()
+	}
+	if t.ID == "" {
+		t.ID = store.TurnID(&t)
+	}
+	if t.ID == "" {
+		t.ID = "turn-" + agent.NewID()
+	}
+	FitTurn(&t)
+	t.UserID, t.SessionID = userID, sessionID
+	return t
+}
+
+// Stored notes t, a turn of the session stored with the number t.Seq, by
+// AddTurn or by the caller (NewTurn): the session keeps it in its context
+// and counts it towards the next prune. Turns stored before it that the
+// session has not seen (added by another process) are read, so the
+// context and the next prune see every turn; when that read fails the
+// next prune reads them.
+func (s *Session) Stored(ctx context.Context, t store.Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	last := s.read
 	s.cache(t)
 	switch {
+	case t.Seq <= last:
+		// Read already (Open read the turns the store held).
 	case t.Seq == last+1:
-		s.read = max(s.read, t.Seq)
-	case t.Seq > last+1:
-		// Another process (or a concurrent call) added turns in between:
-		// read them, so the context and the next prune see every turn.
-		// The turn is stored whatever this read does; when it fails,
-		// s.read stays below the turns missed and the next prune reads
-		// them.
+		s.read = t.Seq
+	default:
 		others, err := s.k.st.ListTurns(ctx, s.userID, s.id, last+1)
 		if err != nil {
 			s.k.cfg.Logger.WarnContext(ctx, "memory: turns added elsewhere not read; the next prune reads them", "session", s.id, "err", err)
-			break
+			return
 		}
 		s.cacheRead(others, last)
 	}
-	return t, nil
 }
 
 // cacheRead caches turns, read from the store numbered from after on,

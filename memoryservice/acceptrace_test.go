@@ -3,6 +3,7 @@ package memoryservice
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +116,10 @@ func TestAcceptMeetsAClaimOfTheUpdateItSupersedes(t *testing.T) {
 			assert.Equal(t, "replica-elsewhere", old.Claim.Holder)
 			assert.NotEqual(t, old.SessionID, cur.SessionID, "the new update has a session of its own")
 			assert.Equal(t, 1, cur.Turns, "with its own turn alone")
+			turns, err := c.rec.ListTurns(context.Background(), UserID("support", "alice"), old.SessionID, 0)
+			require.NoError(t, err)
+			require.Len(t, turns, 1, "the claimed update's session holds its own turn alone")
+			assert.Equal(t, acceptedMessageID(first, 0), turns[0].Messages[0].ID)
 			done, recorded, err := s.svc.acceptanceDone(context.Background(), &cur)
 			require.NoError(t, err)
 			assert.True(t, done, "its acceptance is done")
@@ -125,4 +130,97 @@ func TestAcceptMeetsAClaimOfTheUpdateItSupersedes(t *testing.T) {
 			assert.Equal(t, second, q.Queued)
 		})
 	}
+}
+
+// writeLog is a real SQLite store that logs the writes made in one
+// partition (user): turns and session documents appended or written one
+// by one, update records put one by one, and the kinds of the writes of
+// each batch that touches it.
+type writeLog struct {
+	*sqlite.Store
+	user string
+	mu   sync.Mutex
+	log  []string
+}
+
+func (w *writeLog) note(s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.log = append(w.log, s)
+}
+
+func (w *writeLog) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l := w.log
+	w.log = nil
+	return l
+}
+
+func (w *writeLog) AppendTurn(ctx context.Context, userID string, t *store.Turn) error {
+	if userID == w.user {
+		w.note("append turn")
+	}
+	return w.Store.AppendTurn(ctx, userID, t)
+}
+
+func (w *writeLog) PutSession(ctx context.Context, userID string, d *store.Session) error {
+	if userID == w.user {
+		w.note("put session")
+	}
+	return w.Store.PutSession(ctx, userID, d)
+}
+
+func (w *writeLog) PutRecord(ctx context.Context, userID string, r *store.Record) error {
+	if strings.HasPrefix(r.ID, "update.") {
+		w.note("put " + r.ID)
+	}
+	return w.Store.PutRecord(ctx, userID, r)
+}
+
+func (w *writeLog) WriteRecords(ctx context.Context, ws []store.RecordWrite) error {
+	var kinds []string
+	touches := false
+	for _, x := range ws {
+		switch {
+		case x.Put != nil:
+			kinds = append(kinds, "put")
+		case x.Append != nil:
+			kinds = append(kinds, "append")
+			touches = touches || x.UserID == w.user
+		default:
+			kinds = append(kinds, "delete")
+		}
+	}
+	if touches {
+		w.note("batch " + strings.Join(kinds, " "))
+	}
+	return w.Store.WriteRecords(ctx, ws)
+}
+
+// On SQLite, an accept superseding the scope's queued update is one
+// transaction: the queue record, the new update's marker and record, the
+// superseded update and the drop of its marker, and the turn, in one
+// batch; nothing else is written for it, and the update is accepted
+// (its record's acceptance done) as it is answered.
+func TestAnAcceptIsOneTransactionOnSQLite(t *testing.T) {
+	w := &writeLog{user: UserID("support", "alice")}
+	s := startWrapped(t, dbPath(t), Config{RateLimit: -1}, func(st *sqlite.Store) store.Store {
+		w.Store = st
+		return w
+	})
+	s.createStore("support", nil)
+	first := s.update("support", "alice", 3600, "I live in Porto.")
+	w.take()
+	second := s.update("support", "alice", 3600, "I play the cello.")
+	assert.Equal(t, []string{"batch put put put put delete append"}, w.take())
+	cur := s.record(second)
+	assert.False(t, cur.Accepting, "accepted as it is answered")
+	assert.Equal(t, 2, cur.Turns)
+	assert.Equal(t, s.record(first).SessionID, cur.SessionID, "the superseded update's session goes on")
+	turns, err := w.ListTurns(context.Background(), w.user, cur.SessionID, 0)
+	require.NoError(t, err)
+	require.Len(t, turns, 2)
+	assert.Equal(t, acceptedMessageID(second, 0), turns[1].Messages[0].ID)
+	assert.Equal(t, 2, turns[1].Seq)
 }

@@ -30,12 +30,15 @@ type acceptance struct {
 // writes it as its scope's queued update, superseding the queued update
 // it continues, if no replica has claimed it: the debounce of
 // update_delay, whichever replica accepted either. Failing that, the
-// completed session a.continues is reopened and continued. Then the
-// messages are recorded with p as turns of the session, one by one:
-// until the last is, or acceptGrace, no replica claims the update
-// (acceptanceDone). Its record is not written again: an accept waits for
-// two commits, the record's and the turns'. It returns the update as the
-// API shows it on acceptance.
+// completed session a.continues is reopened and continued.
+//
+// The messages become turns of the session. Where the store writes
+// batches (store.RecordBatch), they are appended in enqueue's batch, and
+// an accept waits for one commit. Otherwise, and when a session is
+// reopened, they are recorded with p after it, one by one: until the last
+// is, or acceptGrace, no replica claims the update (acceptanceDone), and
+// the record is not written again. It returns the update as the API
+// shows it on acceptance.
 func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (updateResponse, error) {
 	userID := UserID(a.store, a.scope)
 	unlock := s.lockScope("accept", userID) // this replica's accepts of the scope in turn, without store conflicts
@@ -50,13 +53,26 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	rec := &updateRecord{ID: newUpdateID(a.store, a.scope), Store: a.store, Scope: a.scope, Status: statusQueued,
 		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay),
 		Accepting: len(a.msgs) > 0, AcceptTurns: len(a.msgs)}
-	old, etag, err := s.enqueue(ctx, a, rec)
+	old, etag, turns, err := s.enqueue(ctx, p, a, rec)
 	if err != nil {
 		return updateResponse{}, err
 	}
 	var oldMeter *usage.Meter // the superseded update's, if accepted here
 	if old != nil {
 		oldMeter = s.takeLocal(old.ID)
+	}
+	// The superseded update's meter, accepted here, goes on counting;
+	// the pruning the turns set off counts on it (a run here adds it).
+	meter := cmp.Or(oldMeter, &usage.Meter{})
+	rctx := usage.WithMeter(ctx, meter)
+	if turns != nil {
+		if sess, err := agent.NewSession(rec.SessionID, userID); err != nil {
+			s.log.WarnContext(ctx, "memoryservice: the turns of an update stored, not given to the memory session", "update", rec.ID, "err", err)
+		} else if err := p.Recorded(rctx, sess, turns...); err != nil {
+			s.log.WarnContext(ctx, "memoryservice: the turns of an update stored, not given to the memory session", "update", rec.ID, "err", err)
+		}
+		s.schedule(rec.ID, rec.DueAt, meter)
+		return rec.response(), nil
 	}
 	if rec.Reopened {
 		ok, err := s.reopenSession(ctx, userID, a.continues)
@@ -73,10 +89,6 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	if err != nil {
 		return updateResponse{}, err
 	}
-	// The superseded update's meter, accepted here, goes on counting;
-	// the pruning the turns set off counts on it (a run here adds it).
-	meter := cmp.Or(oldMeter, &usage.Meter{})
-	rctx := usage.WithMeter(ctx, meter)
 	for i, m := range a.msgs {
 		m.ID = acceptedMessageID(rec.ID, i) // a retried record stores the turn once
 		m.CreatedAt = now
@@ -157,14 +169,17 @@ func (s *Service) stillAccepting(ctx context.Context, rec *updateRecord) bool {
 // session. Where the store has store.RecordBatch the batch is one
 // transaction, and a conflict (another replica's accept of the scope, or
 // its claim of the superseded update) leaves nothing written: enqueue
-// reads again and retries. Elsewhere the writes are made one by one,
-// each durable before the next (a marker of nothing is dropped by a poll
-// once it is older than acceptGrace: until then its record may be on its
-// way). Without an update to continue, rec continues a.continues, if
-// set, or has a session of its own. It returns the update superseded
-// (nil if none) and rec's ETag. A scope being deleted is a retryable
-// 503.
-func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) (*updateRecord, string, error) {
+// reads again and retries. The batch then appends a.msgs too, as turns
+// of rec's session built by p (unless the session is one to reopen
+// first), which it returns with their numbers, and rec's acceptance is
+// done with it. Elsewhere the writes are made one by one, each durable
+// before the next (a marker of nothing is dropped by a poll once it is
+// older than acceptGrace: until then its record may be on its way).
+// Without an update to continue, rec continues a.continues, if set, or
+// has a session of its own. It returns the update superseded (nil if
+// none) and rec's ETag. A scope being deleted is a retryable 503.
+func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec *updateRecord) (*updateRecord, string, []store.Turn, error) {
+	_, batched := s.rec.(store.RecordBatch)
 	qk, rk := queueKey(a.store, a.scope), updateKey(rec.ID)
 	for range maxScopeAttempts {
 		var q scopeQueue
@@ -174,21 +189,21 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 			// The scope's record, so the store's deletion finds the
 			// scope, before anything of the scope is written.
 			if err := s.noteScope(ctx, a.store, a.scope); err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 			qtag = store.CreateOnly
 		case err != nil:
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		now := s.cfg.Now()
 		if now.Before(q.DeletingUntil) {
-			return nil, "", unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", a.scope, a.store))
+			return nil, "", nil, unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", a.scope, a.store))
 		}
 		var old *updateRecord
 		var oldTag string
 		if q.Queued != "" {
 			if old, oldTag, err = s.queuedUpdate(ctx, q.Queued); err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 		}
 		rec.newSession()
@@ -199,59 +214,87 @@ func (s *Service) enqueue(ctx context.Context, a acceptance, rec *updateRecord) 
 			rec.SessionID, rec.Reopened = a.continues, true
 		}
 		q.Queued = rec.ID
+		var turns []store.Turn
+		if batched && !rec.Reopened && len(a.msgs) > 0 {
+			if turns, err = acceptedTurns(p, rec, a); err != nil {
+				return nil, "", nil, err
+			}
+		}
+		rec.Accepting = len(a.msgs) > 0 && turns == nil
 		mk := activeKey(rec.ID)
 		ws, err := recordWrites(
 			recordPut{qk, qtag, now, false, q},
 			recordPut{mk, store.CreateOnly, rec.DueAt, true, marker{At: now}},
 			recordPut{rk, store.CreateOnly, rec.CreatedAt, true, rec})
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		if old != nil {
 			old.Status, old.SupersededBy, old.FinishedAt = statusSuperseded, rec.ID, now
 			sw, err := recordWrites(recordPut{updateKey(old.ID), oldTag, old.CreatedAt, false, old})
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 			om := activeKey(old.ID)
 			ws = append(ws, sw[0], store.RecordWrite{UserID: om.user, Delete: om.id})
+		}
+		for i := range turns {
+			ws = append(ws, store.RecordWrite{UserID: UserID(a.store, a.scope), Append: &turns[i]})
 		}
 		err = store.WriteRecords(ctx, s.rec, ws)
 		var we *store.RecordWriteError
 		switch {
 		case err == nil:
-			return old, ws[2].Put.ETag, nil
+			return old, ws[2].Put.ETag, turns, nil
 		case errors.As(err, &we) && we.Index == 4 && we.Applied == 4: // written one by one, all but the marker's drop
 			s.log.WarnContext(ctx, "memoryservice: dropping a superseded update's marker", "update", old.ID, "err", err)
-			return old, ws[2].Put.ETag, nil
+			return old, ws[2].Put.ETag, nil, nil
 		case !errors.As(err, &we) || !errors.Is(err, store.ErrConflict):
-			return nil, "", err
+			return nil, "", nil, err
 		case we.Applied == 0:
 			continue // nothing written: the scope changed meanwhile
 		case we.Index != 3 || we.Applied != 3:
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		// Written one by one, rec is, but the update it continues changed
 		// before it was superseded: superseded still, unless claimed.
 		etag := ws[2].Put.ETag
 		cur, curTag, err := s.queuedUpdate(ctx, old.ID)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		superseded := false
 		if cur != nil {
 			if superseded, err = s.supersede(ctx, cur, curTag, rec.ID); err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 		}
 		if !superseded { // claimed by a replica meanwhile: its session is being ended
 			etag, err = s.ownSession(ctx, rec, etag)
-			return nil, etag, err
+			return nil, etag, nil, err
 		}
 		s.unmark(ctx, old.ID)
-		return cur, etag, nil
+		return cur, etag, nil, nil
 	}
-	return nil, "", fmt.Errorf("memoryservice: queue record of scope %q in %q: %w", a.scope, a.store, store.ErrConflict)
+	return nil, "", nil, fmt.Errorf("memoryservice: queue record of scope %q in %q: %w", a.scope, a.store, store.ErrConflict)
+}
+
+// acceptedTurns returns the turns of a.msgs in rec's session, one a
+// message, as p builds them, each message with its id in rec
+// (acceptedMessageID) and the time of the acceptance.
+func acceptedTurns(p providerLike, rec *updateRecord, a acceptance) ([]store.Turn, error) {
+	sess, err := agent.NewSession(rec.SessionID, UserID(a.store, a.scope))
+	if err != nil {
+		return nil, err
+	}
+	turns := make([]store.Turn, len(a.msgs))
+	for i, m := range a.msgs {
+		m.ID, m.CreatedAt = acceptedMessageID(rec.ID, i), rec.CreatedAt
+		if turns[i], err = p.Turn(sess, m); err != nil {
+			return nil, fmt.Errorf("record items: %w", err)
+		}
+	}
+	return turns, nil
 }
 
 // newSession gives u, being accepted, a session of its own, continuing
@@ -335,6 +378,8 @@ func (s *Service) supersede(ctx context.Context, old *updateRecord, tag, by stri
 // providerLike is the part of provider.MemoryProvider an update uses.
 type providerLike interface {
 	Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error
+	Turn(sess *agent.Session, msgs ...agent.Message) (store.Turn, error)
+	Recorded(ctx context.Context, sess *agent.Session, turns ...store.Turn) error
 }
 
 // localUpdate is an update accepted by this replica, until claimed:

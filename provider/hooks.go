@@ -210,6 +210,14 @@ func (p *MemoryProvider) storeTurn(ctx context.Context, ic *agent.InvokedContext
 			return fmt.Errorf("provider: store turn: %w", err)
 		}
 	}
+	p.afterTurn(ctx, userID, id, ls)
+	return nil
+}
+
+// afterTurn follows a turn stored in memory session id of userID: it
+// queues the session's pruning when due, and its end (ModePerRun) or its
+// idle timer (ModeIdle).
+func (p *MemoryProvider) afterTurn(ctx context.Context, userID, id string, ls *liveSession) {
 	if ls.ks.NeedsPrune() {
 		p.schedulePrune(ctx, ls.ks)
 	}
@@ -219,7 +227,6 @@ func (p *MemoryProvider) storeTurn(ctx context.Context, ic *agent.InvokedContext
 	case ModeIdle:
 		p.touch(userID, id, ls)
 	}
-	return nil
 }
 
 // touch (re)arms the idle timer of a ModeIdle session.
@@ -304,17 +311,69 @@ func turnOf(ic *agent.InvokedContext, now time.Time) store.Turn {
 // the one of sess has ended (except in ModeIdle): it fails with
 // keeper.ErrSessionCompleted, for the caller to choose a new session.
 func (p *MemoryProvider) Record(ctx context.Context, sess *agent.Session, msgs ...agent.Message) error {
+	msgs, err := recordable(msgs)
+	if err != nil {
+		return fmt.Errorf("provider: record: %w", err)
+	}
+	return p.storeTurn(ctx, &agent.InvokedContext{Session: sess, Request: msgs}, false)
+}
+
+// recordable checks the messages of a turn Record stores, and gives each
+// without an ID one.
+func recordable(msgs []agent.Message) ([]agent.Message, error) {
 	if len(msgs) == 0 {
-		return fmt.Errorf("provider: record: no messages")
+		return nil, errors.New("no messages")
 	}
 	msgs = slices.Clone(msgs)
 	for i, m := range msgs {
 		if m.Role != agent.RoleUser && m.Role != agent.RoleAssistant {
-			return fmt.Errorf("provider: record: message %d: role %q, want user or assistant", i, m.Role)
+			return nil, fmt.Errorf("message %d: role %q, want user or assistant", i, m.Role)
 		}
 		if m.ID == "" {
 			msgs[i].ID = agent.NewID()
 		}
 	}
-	return p.storeTurn(ctx, &agent.InvokedContext{Session: sess, Request: msgs}, false)
+	return msgs, nil
+}
+
+// Turn returns the turn Record would store for msgs in the memory
+// session of sess, for a caller that stores it itself, in one
+// transaction with writes of its own (store.RecordWrite.Append, which
+// numbers it). Once the turn is stored, Recorded tells p. The messages
+// are checked as Record checks them.
+func (p *MemoryProvider) Turn(sess *agent.Session, msgs ...agent.Message) (store.Turn, error) {
+	msgs, err := recordable(msgs)
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("provider: turn: %w", err)
+	}
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return store.Turn{}, err
+	}
+	t := turnOf(&agent.InvokedContext{Session: sess, Request: msgs}, p.cfg.Now())
+	return p.keeper.NewTurn(userID, p.sessionID(sess), t), nil
+}
+
+// Recorded tells p of turns of sess that the caller stored itself (Turn),
+// in order, with the numbers the store gave them: p opens the memory
+// session if it has not, keeps the turns in its context and queues any
+// pruning, as Record does once it has stored a turn. The turns are stored
+// whatever it returns; on an error (the session could not be opened) the
+// session's next use reads them.
+func (p *MemoryProvider) Recorded(ctx context.Context, sess *agent.Session, turns ...store.Turn) error {
+	userID, err := p.userOf(sess)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.WriteTimeout)
+	defer cancel()
+	id, ls, err := p.current(ctx, sess, userID, false)
+	if err != nil {
+		return err
+	}
+	for _, t := range turns {
+		ls.ks.Stored(ctx, t)
+	}
+	p.afterTurn(ctx, userID, id, ls)
+	return nil
 }

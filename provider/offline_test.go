@@ -332,6 +332,41 @@ func TestRecordImportsAConversation(t *testing.T) {
 	assert.Error(t, s.mem.Record(ctx, sess, agent.SystemText("x")), "only user and assistant turns")
 }
 
+// A caller that stores turns itself, in a batch with writes of its own,
+// gets them from Turn as Record would store them and tells the provider
+// with Recorded: the session prunes them as it prunes turns Record
+// stores, and a repeated turn is not stored twice.
+func TestTurnsStoredByTheCallerArePrunedAsRecordedOnes(t *testing.T) {
+	ctx := context.Background()
+	s := openOffline(t, sqlitetest.NewFile(t), func(c *provider.Config) { c.KeeperConfig.K = 2 })
+	sess, err := agent.NewSession("import-2", "u1")
+	require.NoError(t, err)
+	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	var stored []store.Turn
+	for i, text := range []string{"I went to a support group yesterday.", "I also started painting.", "I also started painting."} {
+		id := fmt.Sprintf("D1:%d", min(i+1, 2))
+		tr, err := s.mem.Turn(sess, agent.Message{ID: id, Role: agent.RoleUser, Text: text, CreatedAt: day})
+		require.NoError(t, err)
+		assert.Equal(t, "import-2", tr.SessionID)
+		assert.Equal(t, "u1", tr.UserID)
+		require.NoError(t, store.WriteRecords(ctx, store.RecordsOf(s.st), []store.RecordWrite{{UserID: "u1", Append: &tr}}))
+		stored = append(stored, tr)
+		require.NoError(t, s.mem.Recorded(ctx, sess, tr))
+	}
+	assert.Equal(t, stored[1].Seq, stored[2].Seq, "the same message is one turn")
+	require.NoError(t, s.mem.Flush(ctx))
+	docs, err := s.st.ListInteractions(ctx, "u1", store.InteractionFilter{SessionID: "import-2"})
+	require.NoError(t, err)
+	require.Len(t, docs, 1, "two turns of K=2: pruned")
+	assert.Equal(t, []string{"D1:1", "D1:2"}, docs[0].TurnIDs)
+	assert.True(t, docs[0].Timestamp.Equal(day))
+
+	_, err = s.mem.Turn(sess)
+	assert.Error(t, err, "no messages")
+	_, err = s.mem.Turn(sess, agent.SystemText("x"))
+	assert.Error(t, err, "only user and assistant turns")
+}
+
 func TestRetrievalModesOffline(t *testing.T) {
 	ctx := context.Background()
 	path := sqlitetest.NewFile(t)
