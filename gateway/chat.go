@@ -85,8 +85,10 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, c *chatReques
 	// completes is recorded even if nobody reads it.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.UpstreamTimeout)
 	defer cancel()
-	if plan.sess != nil {
-		defer h.sessions.touch(plan.sess)
+	// Released once the answer is written (or the exchange failed), on
+	// whichever entry the session is in by then (follow may move it).
+	if plan.lease != nil {
+		defer plan.lease.release()
 	}
 	if c.stream {
 		h.stream(uctx, w, r, c, plan, model, out)

@@ -51,7 +51,8 @@ type Config struct {
 	MaxToolRounds int
 
 	// IdleTimeout ends a user's session once it has had no request for
-	// this long; zero means DefaultIdleTimeout.
+	// this long, counted from the end of its last request (never with a
+	// request in flight); zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
 	// MaxSessions bounds the sessions held in memory: beyond it the least
 	// recently used is ended. Zero means DefaultMaxSessions.

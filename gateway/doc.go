@@ -30,7 +30,12 @@
 // session is the X-Memory-Session header, else metadata.session_id, else
 // the user's current session. A session ends after Config.IdleTimeout
 // without a request (the gateway ends it: EndSession), named or not, and
-// its next request begins the next one.
+// its next request begins the next one. The idle time counts from the
+// end of the session's last request: none ends while a request of it is
+// in flight at the gateway, however long its answer takes, so its turn
+// is in the session and its summary. Beyond Config.MaxSessions the least
+// recently used session with no request in flight is ended (the least
+// recently used of all when every one has).
 //
 // # The Responses API
 //

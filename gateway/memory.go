@@ -15,11 +15,14 @@ import (
 
 // memoryPlan is what memory does for one request.
 type memoryPlan struct {
-	state  memoryState
-	scope  string         // the gateway user
-	sess   *agent.Session // nil without memory
-	record bool           // record the turn
-	tool   agent.Tool     // retrieve_user_facts, when offered
+	state memoryState
+	scope string         // the gateway user
+	sess  *agent.Session // nil without memory
+	// lease holds sess open (no idle end) until the request's end
+	// releases it; nil without memory.
+	lease  *lease
+	record bool       // record the turn
+	tool   agent.Tool // retrieve_user_facts, when offered
 }
 
 // userOf returns the request's user and the field or header it came
@@ -105,11 +108,12 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 			return &memoryPlan{state: degraded("store")}, nil
 		}
 	}
-	sess, err := h.sessions.get(h.mem.UserID(user), sid)
+	l, err := h.sessions.get(h.mem.UserID(user), sid)
 	if err != nil {
 		return nil, badRequest(sfrom, "%v", err)
 	}
-	plan := &memoryPlan{scope: user, sess: sess, record: !h.cfg.AutoStoreOff, state: memoryState{state: "used"}}
+	sess := l.sess
+	plan := &memoryPlan{scope: user, sess: sess, lease: l, record: !h.cfg.AutoStoreOff, state: memoryState{state: "used"}}
 	if mc.AutoStore != nil {
 		plan.record = *mc.AutoStore
 	}
@@ -125,11 +129,13 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 	// The memory store's TTL holds at this door too.
 	if err := h.mem.Expire(ctx, user); err != nil {
 		h.log.WarnContext(ctx, "gateway: memory unavailable (expiring old memories failed); forwarding without it", "user", user, "err", err)
+		l.release() // the request goes on without the session
 		return &memoryPlan{state: degraded("store")}, nil
 	}
 	aic, err := h.p.Invoking(ctx, &agent.InvokingContext{Session: sess, Messages: input})
 	if err != nil {
 		h.log.WarnContext(ctx, "gateway: memory unavailable; forwarding without it", "user", user, "err", err)
+		l.release()
 		return &memoryPlan{state: degraded("store")}, nil
 	}
 	// The session block; the keeper's active turns only for a chain (a

@@ -470,7 +470,9 @@ func (h *Handler) follow(plan *memoryPlan, ch *chain) {
 		return
 	}
 	ch.session = man.SessionID
-	if sess, err := h.sessions.move(plan.sess, man.SessionID); err == nil {
-		plan.sess = sess
+	// The request's lease moves with it: the new entry does not idle out
+	// under it.
+	if err := h.sessions.move(plan.lease, man.SessionID); err == nil {
+		plan.sess = plan.lease.sess
 	}
 }

@@ -21,6 +21,12 @@ const defaultSession = "gateway"
 // least recently used is ended and let go: a later request with its id
 // begins anew.
 //
+// A session is idle only with no request of it in flight here: get
+// takes a lease for the request, which its release gives back at the
+// request's end, and the idle time counts from the release of the last
+// lease. An idle end under a request would summarize the session without
+// the request's turn, which would go to the next memory session.
+//
 // A timer here sees only this process's requests: when it fires, end
 // (ifIdle true) ends the session only if the store shows it idle, and
 // otherwise returns how long until it may be, for the timer to fire
@@ -44,85 +50,178 @@ type sessions struct {
 }
 
 type sessionEntry struct {
-	key   string
-	sess  *agent.Session
+	key  string
+	sess *agent.Session
+	// timer is armed only while no request is in flight (inflight is
+	// zero); gen tells the timer armed last from one that fired while it
+	// was being stopped or rearmed, whose idled then does nothing.
 	timer *time.Timer
+	gen   uint64
+	// inflight counts the leases not released.
+	inflight int
+	// movedTo is the entry move handed the agent session's leases to:
+	// they are released there.
+	movedTo *sessionEntry
+}
+
+// lease is one request's hold on an agent session, from get to release:
+// while any is held the session does not idle out.
+type lease struct {
+	s  *sessions
+	se *sessionEntry // followed through movedTo when released
+	// sess is the agent session the request goes on in (move changes it).
+	sess     *agent.Session
+	released bool
 }
 
 func newSessions(max int, idle time.Duration, end func(*agent.Session, bool) time.Duration) *sessions {
 	return &sessions{max: max, idle: idle, end: end, order: list.New(), byKey: map[string]*list.Element{}, noted: map[string]bool{}}
 }
 
-// get returns the agent session id of user userID, made on first use,
-// and (re)arms its idle timer.
-func (s *sessions) get(userID, id string) (*agent.Session, error) {
-	key := userID + "\x00" + id
+// get returns a lease on the agent session id of user userID, made on
+// first use: its idle timer is stopped until the lease, and every other
+// lease on it, is released.
+func (s *sessions) get(userID, id string) (*lease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	se, err := s.entryLocked(userID, id)
+	if err != nil {
+		return nil, err
+	}
+	se.inflight++
+	s.disarm(se)
+	return &lease{s: s, se: se, sess: se.sess}, nil
+}
+
+// entryLocked returns the entry of userID's session id, most recently
+// used now, made on first use (ending and letting go of the least
+// recently used beyond max); s.mu is held. A new entry's timer is not
+// armed: its caller leases it.
+func (s *sessions) entryLocked(userID, id string) (*sessionEntry, error) {
+	key := userID + "\x00" + id
 	if e, ok := s.byKey[key]; ok {
 		s.order.MoveToFront(e)
-		se := e.Value.(*sessionEntry)
-		if !s.closed {
-			se.timer.Reset(s.idle)
-		}
-		return se.sess, nil
+		return e.Value.(*sessionEntry), nil
 	}
 	sess, err := agent.NewSession(id, userID)
 	if err != nil {
 		return nil, err
 	}
 	se := &sessionEntry{key: key, sess: sess}
-	se.timer = time.AfterFunc(s.idle, func() { s.idled(se) })
-	if s.closed {
-		se.timer.Stop()
-	}
 	s.byKey[key] = s.order.PushFront(se)
 	for s.order.Len() > s.max {
-		last := s.order.Back().Value.(*sessionEntry)
+		last := s.evictee(se)
 		s.remove(last)
 		s.endLocked(last, false)
 	}
-	return sess, nil
+	return se, nil
 }
 
-// move returns the agent session to of from's user (made on first use)
-// and lets go of from's entry without ending it: the memory session from
-// was in has ended, and the chain goes on in to.
-func (s *sessions) move(from *agent.Session, to string) (*agent.Session, error) {
-	sess, err := s.get(from.UserID(), to)
+// evictee is the entry to let go beyond max, other than the entry made
+// (not leased yet): the least recently used with no request in flight,
+// whose end cuts no request short, else (all in flight) the least
+// recently used. An entry let go with requests in flight is ended once,
+// here: their releases find it let go and arm nothing, and their turns
+// go to the next memory session.
+func (s *sessions) evictee(made *sessionEntry) *sessionEntry {
+	for e := s.order.Back(); e != nil; e = e.Prev() {
+		if se := e.Value.(*sessionEntry); se != made && se.inflight == 0 {
+			return se
+		}
+	}
+	return s.order.Back().Value.(*sessionEntry)
+}
+
+// move puts l's request, and every other request in flight on its agent
+// session, in the agent session to of the same user (made on first use),
+// and lets go of the former entry without ending it: the memory session
+// it was in has ended, and the chain goes on in to. The leases are
+// released on to's entry.
+func (s *sessions) move(l *lease, to string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	from := l.se.current()
+	se, err := s.entryLocked(from.sess.UserID(), to)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.byKey[from.UserID()+"\x00"+from.ID()]; ok && e.Value.(*sessionEntry).sess == from {
-		s.remove(e.Value.(*sessionEntry))
+	l.se, l.sess = se, se.sess
+	if se == from { // a request beside l's moved it there already
+		return nil
 	}
-	return sess, nil
+	s.remove(from)
+	se.inflight += from.inflight
+	from.inflight = 0
+	from.movedTo = se
+	if se.inflight > 0 {
+		s.disarm(se)
+	}
+	return nil
 }
 
-// touch rearms the idle timer of sess, at the end of a request: a
-// session's idle time counts from its last answer.
-func (s *sessions) touch(sess *agent.Session) {
+// current is the entry se's leases are released on.
+func (se *sessionEntry) current() *sessionEntry {
+	for se.movedTo != nil {
+		se = se.movedTo
+	}
+	return se
+}
+
+// release ends l's hold, at the end of its request; a second call does
+// nothing. The last lease released arms the idle timer: a session's idle
+// time counts from its last answer.
+func (l *lease) release() {
+	s := l.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.byKey[sess.UserID()+"\x00"+sess.ID()]; ok && !s.closed {
-		e.Value.(*sessionEntry).timer.Reset(s.idle)
+	if l.released {
+		return
+	}
+	l.released = true
+	se := l.se.current()
+	se.inflight--
+	if se.inflight == 0 && s.kept(se) {
+		s.arm(se, s.idle)
 	}
 }
 
-// idled ends a session whose timer fired, unless a request rearmed it
-// meanwhile (the entry is still the one kept, and its timer not pending).
-func (s *sessions) idled(se *sessionEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// kept reports whether se is the entry held under its key (not let go);
+// s.mu is held.
+func (s *sessions) kept(se *sessionEntry) bool {
+	e, ok := s.byKey[se.key]
+	return ok && e.Value.(*sessionEntry) == se
+}
+
+// arm (re)starts se's idle timer to fire after d, unless s is closed;
+// s.mu is held.
+func (s *sessions) arm(se *sessionEntry, d time.Duration) {
+	s.disarm(se)
 	if s.closed {
 		return
 	}
-	e, ok := s.byKey[se.key]
-	if !ok || e.Value.(*sessionEntry) != se {
+	gen := se.gen
+	se.timer = time.AfterFunc(d, func() { s.idled(se, gen) })
+}
+
+// disarm stops se's idle timer; one that fired already finds gen moved
+// on. s.mu is held.
+func (s *sessions) disarm(se *sessionEntry) {
+	se.gen++
+	if se.timer != nil {
+		se.timer.Stop()
+		se.timer = nil
+	}
+}
+
+// idled ends a session whose timer gen fired, unless it was rearmed or
+// stopped meanwhile (a request leased it), or let go.
+func (s *sessions) idled(se *sessionEntry, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || se.gen != gen || se.inflight > 0 || !s.kept(se) {
 		return
 	}
+	se.timer = nil
 	// Kept, not removed: the agent session's next request goes on in it
 	// (its next memory session).
 	s.endLocked(se, true)
@@ -149,8 +248,9 @@ func (s *sessions) endLocked(se *sessionEntry, ifIdle bool) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if e, ok := s.byKey[se.key]; ok && e.Value.(*sessionEntry) == se && !s.closed {
-			se.timer.Reset(wait)
+		// A request leased meanwhile arms it at its release.
+		if se.inflight == 0 && se.timer == nil && s.kept(se) {
+			s.arm(se, wait)
 		}
 	}()
 }
@@ -183,9 +283,10 @@ func (s *sessions) settle(ctx context.Context) error {
 	}
 }
 
-// remove forgets se; s.mu is held.
+// remove forgets se; s.mu is held. Its leases still held are released
+// on it, arming nothing.
 func (s *sessions) remove(se *sessionEntry) {
-	se.timer.Stop()
+	s.disarm(se)
 	if e, ok := s.byKey[se.key]; ok && e.Value.(*sessionEntry) == se {
 		s.order.Remove(e)
 		delete(s.byKey, se.key)
@@ -212,7 +313,7 @@ func (s *sessions) close(done <-chan struct{}) bool {
 	s.mu.Lock()
 	s.closed = true
 	for _, e := range s.byKey {
-		e.Value.(*sessionEntry).timer.Stop()
+		s.disarm(e.Value.(*sessionEntry))
 	}
 	s.mu.Unlock()
 	finished := make(chan struct{})

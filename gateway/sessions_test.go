@@ -5,9 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -105,4 +108,109 @@ func TestIdleTimeCountsFromTheLastAnswer(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
 	assert.Contains(t, ms[len(ms)-1].Content, "Porto", "the session holding the turn ended and was summarized")
+}
+
+// held makes r's upstream hold each chat request until the returned
+// release is called (once is enough; the test's cleanup calls it too, so
+// that a failed test does not leave the fake server waiting): entered
+// receives once per request, when the request reaches the upstream.
+func (r *rig) held(reply fakeopenai.Reply) (entered <-chan struct{}, release func()) {
+	in, out := make(chan struct{}, 8), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(out) }) }
+	r.t.Cleanup(release)
+	r.up.HandleChat(func(fakeopenai.Request) fakeopenai.Reply {
+		in <- struct{}{}
+		<-out
+		return reply
+	})
+	return in, release
+}
+
+// A request that lasts longer than IdleTimeout keeps its session open:
+// the session ends only once idle after the answer, and holds the
+// request's turn (ended under the request, it would be summarized
+// without the turn, which would go to a session of its own).
+func TestASessionDoesNotIdleOutWhileItsRequestIsInFlight(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const idle = 50 * time.Millisecond
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = idle })
+	entered, release := r.held(fakeopenai.Text("Exciting!"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.chat("alice").New(ctx, openai.ChatCompletionNewParams{
+			Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("I am moving to Porto next month.")},
+		}, option.WithHeader(gateway.SessionHeader, "s1"))
+		done <- err
+	}()
+	<-entered
+	// Nothing but time shows an idle end that does not happen: the
+	// request is held for several idle times, then the ends under way
+	// are waited for.
+	time.Sleep(6 * idle)
+	require.NoError(t, r.gw.Flush(ctx))
+	user := r.mem.UserID("alice")
+	d, err := r.st.GetSession(ctx, user, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, store.SessionActive, d.Status, "not ended while its request is in flight")
+
+	release()
+	require.NoError(t, <-done)
+	r.endSessions("alice")
+	ss, err := r.st.ListSessions(ctx, user, store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "one memory session, ended once")
+	assert.Equal(t, "s1", ss[0].ID)
+	turns, err := r.st.ListTurns(ctx, user, "s1", 0)
+	require.NoError(t, err)
+	require.Len(t, turns, 1, "the request's turn is in the session")
+	assert.Contains(t, turns[0].Messages[0].Content, "Porto")
+	d, err = r.st.GetSession(ctx, user, "s1")
+	require.NoError(t, err)
+	assert.Contains(t, d.Summary, "Porto", "the summary covers the turn")
+}
+
+// A Responses chain that goes on after its session idled out goes on in
+// the next memory session, which the gateway then keeps the agent session
+// under (its entry moves mid-request): the request in flight holds the
+// new entry open too, and the next session ends once idle after it, with
+// the request's turn.
+func TestAChainMovedMidRequestDoesNotIdleOutUnderIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const idle = 50 * time.Millisecond
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = idle })
+	user := r.mem.UserID("alice")
+	r1, _ := r.respond("alice", "", say("I am planning a trip to Lisbon."), fakeopenai.Text("Nice."))
+	r.endSessions("alice")
+
+	entered, release := r.held(fakeopenai.Text("Great."))
+	done := make(chan error, 1)
+	go func() {
+		params := say("I booked the flight to Lisbon.")
+		params.Model = "gpt-test"
+		params.PreviousResponseID = openai.String(r1.ID)
+		c := r.client("alice")
+		_, err := c.Responses.New(ctx, params)
+		done <- err
+	}()
+	<-entered
+	time.Sleep(6 * idle) // as in TestASessionDoesNotIdleOutWhileItsRequestIsInFlight
+	require.NoError(t, r.gw.Flush(ctx))
+	active, err := r.st.ListSessions(ctx, user, store.SessionFilter{Status: store.SessionActive})
+	require.NoError(t, err)
+	require.Len(t, active, 1, "the chain's next session is not ended while its request is in flight")
+	next := active[0].ID
+
+	release()
+	require.NoError(t, <-done)
+	r.endSessions("alice")
+	ss, err := r.st.ListSessions(ctx, user, store.SessionFilter{})
+	require.NoError(t, err)
+	assert.Len(t, ss, 2, "the chain's first session and the next, each ended once")
+	turns, err := r.st.ListTurns(ctx, user, next, 0)
+	require.NoError(t, err)
+	require.Len(t, turns, 1, "the request's turn is in the next session")
+	assert.Equal(t, "I booked the flight to Lisbon.", turns[0].Messages[0].Content)
 }
