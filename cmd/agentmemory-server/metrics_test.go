@@ -142,12 +142,13 @@ func TestMetricsCountTheServersWork(t *testing.T) {
 	calls := value(after, "agentmemory_model_call_duration_seconds", "role", "chat") + value(after, "agentmemory_model_call_duration_seconds", "role", "mini")
 	assert.Equal(t, chats, calls)
 
-	// The accept's and the update's writes, the search's reads.
-	for _, op := range []string{"append_turn", "put_interaction", "put_session", "search_sessions"} {
+	// The accept's writes (its records and turns, one batch on SQLite)
+	// and the update's, the search's reads.
+	for _, op := range []string{"write_records", "put_interaction", "put_session", "search_sessions"} {
 		assert.NotZero(t, value(after, "agentmemory_store_call_duration_seconds", "operation", op), op)
 	}
-	assert.Greater(t, value(after, "agentmemory_store_call_duration_seconds", "operation", "append_turn"),
-		value(before, "agentmemory_store_call_duration_seconds", "operation", "append_turn"))
+	assert.Greater(t, value(after, "agentmemory_store_call_duration_seconds", "operation", "write_records"),
+		value(before, "agentmemory_store_call_duration_seconds", "operation", "write_records"))
 
 	// The queue's series, read from the store at the scrape: the update
 	// this replica claimed and ran, none left.
