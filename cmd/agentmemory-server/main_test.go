@@ -280,7 +280,9 @@ func TestAcceptedUpdateSurvivesKill9(t *testing.T) {
 	require.Equal(t, "queued", out["status"], "killed before it ran")
 	child.kill(t)
 
-	base = startChild(t, "restarted", []string{"-db", db}, nil).base
+	// Its poller looks often: the update, due 2 s after its accept, is
+	// found soon after, not at the default interval.
+	base = startChild(t, "restarted", []string{"-db", db, "-poll-interval", "200ms"}, nil).base
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		code, out = call(t, "GET", base+"/memory_stores/support/updates/"+id, "", nil)
