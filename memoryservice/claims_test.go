@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/store"
@@ -90,4 +91,44 @@ func TestAClaimWaitsForTheAcceptancesTurns(t *testing.T) {
 	rec = s.record(cut)
 	require.False(t, rec.Accepting)
 	require.Equal(t, 1, rec.Turns, "the run has the one turn recorded")
+}
+
+// A replica writes an accept under the ETags of the queue record and the
+// update it wrote last for the scope, without reading them again; when
+// another replica accepted an update of the scope since, or claimed that
+// one, the write fails and the accept reads them: the new update
+// supersedes the one the queue names now, never the one the first
+// replica remembers.
+func TestAnAcceptSeesTheScopeAsAnotherReplicaLeftIt(t *testing.T) {
+	backends(t, func(t *testing.T, open opener) {
+		a := replica(t, open, "replica-a", nil, Config{PollInterval: time.Hour})
+		b := replica(t, open, "replica-b", nil, Config{PollInterval: time.Hour})
+		a.createStore("support", nil)
+		first := a.update("support", "alice", 3600, "I live in Porto.")
+		second := b.update("support", "alice", 3600, "I play the cello.")
+		third := a.update("support", "alice", 3600, "I drink espresso.")
+		assert.Equal(t, second, a.record(first).SupersededBy)
+		assert.Equal(t, third, a.record(second).SupersededBy, "the update the queue named, accepted on the other replica")
+		assert.Equal(t, statusQueued, a.record(third).Status)
+		assert.Equal(t, 3, a.record(third).Turns)
+		var q scopeQueue
+		_, err := a.svc.getRecord(context.Background(), queueKey("support", "alice"), &q)
+		require.NoError(t, err)
+		assert.Equal(t, third, q.Queued)
+
+		// The other replica claims the queued update: the next accept here
+		// does not supersede it, and has a session of its own.
+		ctx := context.Background()
+		var u updateRecord
+		tag, err := b.svc.getRecord(ctx, updateKey(third), &u)
+		require.NoError(t, err)
+		now := time.Now()
+		u.Status, u.Claim = statusInProgress, &updateClaim{Holder: "replica-b", Since: now, Until: now.Add(time.Hour)}
+		require.NoError(t, b.svc.putRecord(ctx, updateKey(third), tag, u.CreatedAt, true, &u))
+		fourth := a.update("support", "alice", 3600, "I swim on Sundays.")
+		assert.Equal(t, statusInProgress, a.record(third).Status, "a claimed update is not superseded")
+		assert.Empty(t, a.record(third).SupersededBy)
+		assert.NotEqual(t, a.record(third).SessionID, a.record(fourth).SessionID)
+		assert.Equal(t, 1, a.record(fourth).Turns)
+	})
 }

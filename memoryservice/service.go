@@ -185,6 +185,7 @@ type Service struct {
 	mu        sync.Mutex
 	providers map[string]*provider.MemoryProvider // by memory store name
 	local     map[string]*localUpdate             // the updates accepted here and not yet claimed, by id
+	queues    queueCache                          // the scopes' queue records as this replica last wrote them
 	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs in this process
 	// unfinished are the forgets not yet logged or erased that the
 	// registry could not keep (keepForget), by receipt, with their memory

@@ -181,30 +181,35 @@ func (s *Service) stillAccepting(ctx context.Context, rec *updateRecord) bool {
 func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec *updateRecord) (*updateRecord, string, []store.Turn, error) {
 	_, batched := s.rec.(store.RecordBatch)
 	qk, rk := queueKey(a.store, a.scope), updateKey(rec.ID)
-	for range maxScopeAttempts {
+	cacheKey := qk.user + "\x00" + qk.id
+	for attempt := range maxScopeAttempts {
 		var q scopeQueue
-		qtag, err := s.getRecord(ctx, qk, &q)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			// The scope's record, so the store's deletion finds the
-			// scope, before anything of the scope is written.
-			if err := s.noteScope(ctx, a.store, a.scope); err != nil {
+		var qtag string
+		var old *updateRecord
+		var oldTag string
+		var err error
+		if !(attempt == 0 && s.cachedQueue(cacheKey, &q, &qtag, &old, &oldTag)) {
+			qtag, err = s.getRecord(ctx, qk, &q)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				// The scope's record, so the store's deletion finds the
+				// scope, before anything of the scope is written.
+				if err := s.noteScope(ctx, a.store, a.scope); err != nil {
+					return nil, "", nil, err
+				}
+				qtag = store.CreateOnly
+			case err != nil:
 				return nil, "", nil, err
 			}
-			qtag = store.CreateOnly
-		case err != nil:
-			return nil, "", nil, err
+			if q.Queued != "" {
+				if old, oldTag, err = s.queuedUpdate(ctx, q.Queued); err != nil {
+					return nil, "", nil, err
+				}
+			}
 		}
 		now := s.cfg.Now()
 		if now.Before(q.DeletingUntil) {
 			return nil, "", nil, unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", a.scope, a.store))
-		}
-		var old *updateRecord
-		var oldTag string
-		if q.Queued != "" {
-			if old, oldTag, err = s.queuedUpdate(ctx, q.Queued); err != nil {
-				return nil, "", nil, err
-			}
 		}
 		rec.newSession()
 		switch {
@@ -242,9 +247,11 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 			ws = append(ws, store.RecordWrite{UserID: UserID(a.store, a.scope), Append: &turns[i]})
 		}
 		err = store.WriteRecords(ctx, s.rec, ws)
+		s.queues.drop(cacheKey)
 		var we *store.RecordWriteError
 		switch {
 		case err == nil:
+			s.queues.put(cacheKey, queuedState{q: q, qtag: ws[0].Put.ETag, upd: *ws[2].Put})
 			return old, ws[2].Put.ETag, turns, nil
 		case errors.As(err, &we) && we.Index == 4 && we.Applied == 4: // written one by one, all but the marker's drop
 			s.log.WarnContext(ctx, "memoryservice: dropping a superseded update's marker", "update", old.ID, "err", err)
@@ -295,6 +302,23 @@ func acceptedTurns(p providerLike, rec *updateRecord, a acceptance) ([]store.Tur
 		}
 	}
 	return turns, nil
+}
+
+// cachedQueue sets q and qtag, and old and oldTag, to the scope's queue
+// record and the update it names as this replica last wrote them, and
+// reports whether it keeps them (queueCache). The batch written under
+// their ETags fails if either changed since.
+func (s *Service) cachedQueue(key string, q *scopeQueue, qtag *string, old **updateRecord, oldTag *string) bool {
+	st, ok := s.queues.get(key)
+	if !ok {
+		return false
+	}
+	var u updateRecord
+	if _, err := decodeRecord(&st.upd, &u); err != nil || u.ID != st.q.Queued {
+		return false
+	}
+	*q, *qtag, *old, *oldTag = st.q, st.qtag, &u, st.upd.ETag
+	return true
 }
 
 // newSession gives u, being accepted, a session of its own, continuing
