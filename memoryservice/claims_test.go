@@ -132,3 +132,21 @@ func TestAnAcceptSeesTheScopeAsAnotherReplicaLeftIt(t *testing.T) {
 		assert.Equal(t, 1, a.record(fourth).Turns)
 	})
 }
+
+// An update run since this replica accepted it is not the scope's queued
+// update any more: the next accept that names it as previous_update_id
+// continues its session, on every backend, whatever this replica
+// remembers of the scope.
+func TestAnAcceptAfterTheRunContinuesTheSessionItNames(t *testing.T) {
+	backends(t, func(t *testing.T, open opener) {
+		s := replica(t, open, "replica-a", nil, Config{})
+		s.createStore("support", nil)
+		first := s.update("support", "alice", 0, "I live in Porto.")
+		s.wait("support", first)
+		next := s.updateWith("support", "alice", map[string]any{"items": []any{user("I am saving for a house.")},
+			"update_delay": 0, "previous_update_id": first})
+		s.wait("support", next)
+		assert.Equal(t, s.record(first).SessionID, s.record(next).SessionID, "the session of the update it names goes on")
+		assert.True(t, s.record(next).Reopened)
+	})
+}

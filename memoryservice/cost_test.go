@@ -256,7 +256,7 @@ func TestCosmosRequestsPerOperation(t *testing.T) {
 		want string
 	}{
 		{first, "updates 1r+2w markers 1w"},
-		{debounced, "updates 3w markers 1w+1d"},
+		{debounced, "updates 2r+3w markers 1w+1d"},
 		{queued, "updates 1r+2w markers 1w"},
 		{run, "updates 1r+4w markers 1w+1q+1d leases 2r+2w"},
 		{poll, "updates 1r"},

@@ -16,7 +16,10 @@ const maxQueueCache = 10_000
 // under those ETags without reading either again. It is a cache, not
 // state: a write another replica made since (an accept of the scope, a
 // claim of the update, a deletion's mark) changed an ETag, so the
-// accept's batch fails with a conflict and enqueue reads them.
+// accept's batch fails with a conflict and enqueue reads them. It is
+// used only where the batch is written whole (store.RecordBatch): written
+// one by one, the queue record's write would succeed and the new update's
+// be made before the stale update was found out.
 type queueCache struct {
 	mu sync.Mutex
 	m  map[string]queuedState // by the scope's user id

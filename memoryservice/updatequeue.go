@@ -188,7 +188,10 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 		var old *updateRecord
 		var oldTag string
 		var err error
-		if !(attempt == 0 && s.cachedQueue(cacheKey, &q, &qtag, &old, &oldTag)) {
+		// Only a batch written whole may start from the cache: written
+		// one by one, a stale update would be found out after the new
+		// one is written naming its session.
+		if !(attempt == 0 && batched && s.cachedQueue(cacheKey, &q, &qtag, &old, &oldTag)) {
 			qtag, err = s.getRecord(ctx, qk, &q)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
@@ -251,7 +254,9 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 		var we *store.RecordWriteError
 		switch {
 		case err == nil:
-			s.queues.put(cacheKey, queuedState{q: q, qtag: ws[0].Put.ETag, upd: *ws[2].Put})
+			if batched {
+				s.queues.put(cacheKey, queuedState{q: q, qtag: ws[0].Put.ETag, upd: *ws[2].Put})
+			}
 			return old, ws[2].Put.ETag, turns, nil
 		case errors.As(err, &we) && we.Index == 4 && we.Applied == 4: // written one by one, all but the marker's drop
 			s.log.WarnContext(ctx, "memoryservice: dropping a superseded update's marker", "update", old.ID, "err", err)
