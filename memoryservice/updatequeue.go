@@ -51,8 +51,7 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	}
 	now := s.cfg.Now()
 	rec := &updateRecord{ID: newUpdateID(a.store, a.scope), Store: a.store, Scope: a.scope, Status: statusQueued,
-		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay),
-		Accepting: len(a.msgs) > 0, AcceptTurns: len(a.msgs)}
+		PreviousUpdateID: a.previousID, CreatedAt: now, DueAt: now.Add(a.delay), AcceptTurns: len(a.msgs)}
 	old, etag, turns, err := s.enqueue(ctx, p, a, rec)
 	if err != nil {
 		return updateResponse{}, err
@@ -66,9 +65,11 @@ func (s *Service) accept(ctx context.Context, p providerLike, a acceptance) (upd
 	meter := cmp.Or(oldMeter, &usage.Meter{})
 	rctx := usage.WithMeter(ctx, meter)
 	if turns != nil {
-		if sess, err := agent.NewSession(rec.SessionID, userID); err != nil {
-			s.log.WarnContext(ctx, "memoryservice: the turns of an update stored, not given to the memory session", "update", rec.ID, "err", err)
-		} else if err := p.Recorded(rctx, sess, turns...); err != nil {
+		sess, err := agent.NewSession(rec.SessionID, userID)
+		if err == nil {
+			err = p.Recorded(rctx, sess, turns...)
+		}
+		if err != nil {
 			s.log.WarnContext(ctx, "memoryservice: the turns of an update stored, not given to the memory session", "update", rec.ID, "err", err)
 		}
 		s.schedule(rec.ID, rec.DueAt, meter)
@@ -183,33 +184,21 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 	qk, rk := queueKey(a.store, a.scope), updateKey(rec.ID)
 	cacheKey := qk.user + "\x00" + qk.id
 	for attempt := range maxScopeAttempts {
-		var q scopeQueue
-		var qtag string
-		var old *updateRecord
-		var oldTag string
-		var err error
 		// Only a batch written whole may start from the cache: written
 		// one by one, a stale update would be found out after the new
 		// one is written naming its session.
-		if !(attempt == 0 && batched && s.cachedQueue(cacheKey, &q, &qtag, &old, &oldTag)) {
-			qtag, err = s.getRecord(ctx, qk, &q)
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				// The scope's record, so the store's deletion finds the
-				// scope, before anything of the scope is written.
-				if err := s.noteScope(ctx, a.store, a.scope); err != nil {
-					return nil, "", nil, err
-				}
-				qtag = store.CreateOnly
-			case err != nil:
+		var sc scopeState
+		cached := false
+		if attempt == 0 && batched {
+			sc, cached = s.cachedScope(cacheKey)
+		}
+		var err error
+		if !cached {
+			if sc, err = s.readScope(ctx, a); err != nil {
 				return nil, "", nil, err
 			}
-			if q.Queued != "" {
-				if old, oldTag, err = s.queuedUpdate(ctx, q.Queued); err != nil {
-					return nil, "", nil, err
-				}
-			}
 		}
+		q, old := sc.q, sc.old
 		now := s.cfg.Now()
 		if now.Before(q.DeletingUntil) {
 			return nil, "", nil, unavailable(fmt.Sprintf("scope %q of memory store %q is being deleted; retry", a.scope, a.store))
@@ -231,7 +220,7 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 		rec.Accepting = len(a.msgs) > 0 && turns == nil
 		mk := activeKey(rec.ID)
 		ws, err := recordWrites(
-			recordPut{qk, qtag, now, false, q},
+			recordPut{qk, sc.qtag, now, false, q},
 			recordPut{mk, store.CreateOnly, rec.DueAt, true, marker{At: now}},
 			recordPut{rk, store.CreateOnly, rec.CreatedAt, true, rec})
 		if err != nil {
@@ -239,7 +228,7 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 		}
 		if old != nil {
 			old.Status, old.SupersededBy, old.FinishedAt = statusSuperseded, rec.ID, now
-			sw, err := recordWrites(recordPut{updateKey(old.ID), oldTag, old.CreatedAt, false, old})
+			sw, err := recordWrites(recordPut{updateKey(old.ID), sc.oldTag, old.CreatedAt, false, old})
 			if err != nil {
 				return nil, "", nil, err
 			}
@@ -309,21 +298,54 @@ func acceptedTurns(p providerLike, rec *updateRecord, a acceptance) ([]store.Tur
 	return turns, nil
 }
 
-// cachedQueue sets q and qtag, and old and oldTag, to the scope's queue
-// record and the update it names as this replica last wrote them, and
-// reports whether it keeps them (queueCache). The batch written under
-// their ETags fails if either changed since.
-func (s *Service) cachedQueue(key string, q *scopeQueue, qtag *string, old **updateRecord, oldTag *string) bool {
+// scopeState is what an accept reads of its scope before it writes: the
+// scope's queue record q, with its ETag (store.CreateOnly when there is
+// none yet), and the queued update it names that no replica has claimed,
+// old, with its ETag (nil when there is none).
+type scopeState struct {
+	q      scopeQueue
+	qtag   string
+	old    *updateRecord
+	oldTag string
+}
+
+// readScope reads the scope of a as an accept starts from. A scope
+// without a queue record has its scope record noted first, so that the
+// store's deletion finds the scope before anything of it is written.
+func (s *Service) readScope(ctx context.Context, a acceptance) (scopeState, error) {
+	var sc scopeState
+	qtag, err := s.getRecord(ctx, queueKey(a.store, a.scope), &sc.q)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if err := s.noteScope(ctx, a.store, a.scope); err != nil {
+			return sc, err
+		}
+		qtag = store.CreateOnly
+	case err != nil:
+		return sc, err
+	}
+	sc.qtag = qtag
+	if sc.q.Queued != "" {
+		if sc.old, sc.oldTag, err = s.queuedUpdate(ctx, sc.q.Queued); err != nil {
+			return sc, err
+		}
+	}
+	return sc, nil
+}
+
+// cachedScope returns the scope's queue record and the update it names as
+// this replica last wrote them (queueCache), and whether it keeps them.
+// The batch written under their ETags fails if either changed since.
+func (s *Service) cachedScope(key string) (scopeState, bool) {
 	st, ok := s.queues.get(key)
 	if !ok {
-		return false
+		return scopeState{}, false
 	}
 	var u updateRecord
 	if _, err := decodeRecord(&st.upd, &u); err != nil || u.ID != st.q.Queued {
-		return false
+		return scopeState{}, false
 	}
-	*q, *qtag, *old, *oldTag = st.q, st.qtag, &u, st.upd.ETag
-	return true
+	return scopeState{q: st.q, qtag: st.qtag, old: &u, oldTag: st.upd.ETag}, true
 }
 
 // newSession gives u, being accepted, a session of its own, continuing
