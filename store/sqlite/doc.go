@@ -142,6 +142,15 @@
 // sleeps 1 to 100 ms between tries, long beside a batch of a few
 // milliseconds).
 //
+// No commit checkpoints the WAL (the writer's wal_autocheckpoint is 0):
+// a goroutine of the store copies it into the database file with a
+// passive checkpoint on a read connection, 200 ms after a commit and at
+// most once per 200 ms while commits go on (checkpoint.go). SQLite's
+// automatic checkpoint would run inside the commit that takes the WAL
+// past 1,000 pages, and every write queued behind it would wait for the
+// copy and the database file's fsync. Each process on a file runs its
+// own; a checkpoint another process is running is left to it.
+//
 // # Group commit
 //
 // Concurrent writes share a transaction, and so one commit and one fsync

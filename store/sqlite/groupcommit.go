@@ -154,6 +154,7 @@ func (s *Store) runBatch() {
 	for len(batch) > 0 {
 		batch = s.commit(batch)
 	}
+	s.ckpt.committed()
 	s.wstmts.prepareMet(context.Background())
 }
 

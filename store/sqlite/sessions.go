@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/driver"
@@ -247,42 +246,4 @@ func (s *Store) DeleteUser(ctx context.Context, userID string) error {
 	}
 	s.cache.dropUser(userID)
 	return s.checkpoint(ctx, "delete user")
-}
-
-// checkpoint copies the WAL into the database file and truncates it, so
-// that no old frame keeps deleted content. Readers in the middle of a
-// snapshot can hold it up: it is retried briefly, then reported. Its
-// errors wrap store.ErrNotScrubbed: what it follows was committed.
-func (s *Store) checkpoint(ctx context.Context, op string) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	// The writer's busy handler is off (begin waits for other
-	// processes); a checkpoint waits in it for readers, up to
-	// BusyTimeout, on the writer's one connection.
-	conn, err := s.w.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA busy_timeout = %d`, s.busy.Milliseconds())); err != nil {
-		return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`)
-	for attempt := 0; ; attempt++ {
-		var busy, logFrames, done int
-		if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
-			return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", err))
-		}
-		if busy == 0 {
-			return nil
-		}
-		if attempt == 20 {
-			return fmt.Errorf("sqlite: %s: %w: the WAL could not be truncated: readers kept it busy", op, store.ErrNotScrubbed)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %w", store.ErrNotScrubbed, s.fail(op+": checkpoint", ctx.Err()))
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
 }

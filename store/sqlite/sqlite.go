@@ -98,7 +98,8 @@ type Store struct {
 	// scratch holds the text leg's per-search score arrays (*scores).
 	scratch sync.Pool
 	loads   setLoads
-	stop    context.CancelFunc // cancels loads.ctx
+	stop    context.CancelFunc // cancels loads.ctx and the checkpointer
+	ckpt    *checkpointer
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -172,7 +173,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	lr.SetMaxOpenConns(2) // two users' sets load at once; more wait
 	lr.SetMaxIdleConns(1)
 	bg, stop := context.WithCancel(context.Background())
-	return &Store{
+	s := &Store{
 		path:   path,
 		v:      driver.Validator{Dimensions: cfg.Dimensions},
 		log:    log,
@@ -188,7 +189,10 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		wstmts: wstmts,
 		stop:   stop,
 		busy:   cfg.BusyTimeout,
-	}, nil
+		ckpt:   newCheckpointer(),
+	}
+	go s.checkpoints(bg, s.ckpt)
+	return s, nil
 }
 
 // withDefaults returns c with every zero field that has a default set to
@@ -261,6 +265,9 @@ func dsn(path string, cfg Config, writer bool) string {
 	fmt.Fprintf(&b, "&_pragma=cache_size(-%d)", cfg.CacheSizeKiB)
 	if writer {
 		b.WriteString("&_txlock=immediate")
+		// The store's checkpointer copies the WAL (checkpoint.go), not
+		// the commit that takes it past 1,000 pages.
+		b.WriteString("&_pragma=wal_autocheckpoint(0)")
 	}
 	return b.String()
 }
@@ -282,7 +289,8 @@ func (s *Store) As(i any) bool {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
-		s.stop() // ends the set loads in flight
+		s.stop() // ends the set loads in flight and the checkpointer
+		<-s.ckpt.done
 		// Past this barrier no load starts (loadShared checks closed
 		// under the same lock), so the wait sees every one.
 		s.loads.mu.Lock()
