@@ -46,9 +46,19 @@ func Check(id string) error {
 		return errors.New("not valid UTF-8")
 	}
 	for _, r := range id {
-		if unicode.IsControl(r) || strings.ContainsRune(`/\?#`, r) {
+		if forbidden(r) {
 			return fmt.Errorf("%q contains %q", id, r)
 		}
 	}
 	return nil
+}
+
+// forbidden reports whether an id may not contain r: a control character
+// or one of / \ ? # (Cosmos DB refuses them in ids). Every id a store
+// touches goes through it, so ASCII is decided without a table lookup.
+func forbidden(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r < 0x20 || r == 0x7f || r == '/' || r == '\\' || r == '?' || r == '#'
+	}
+	return unicode.IsControl(r)
 }
