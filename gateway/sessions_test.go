@@ -98,13 +98,31 @@ func TestTheMemoryStoresTTLHoldsAtTheGateway(t *testing.T) {
 
 // A session's idle time counts from its last answer: one ended while a
 // slow answer was on its way would leave the turn in a session nobody
-// ends.
+// ends. The store's idle check (provider.EndSessionIfIdle) sees only the
+// turns recorded, so an answer that records nothing (auto_store false)
+// holds the session open by the gateway's timer alone: counted from the
+// request's start, the session would end as soon as a slow answer is
+// written, not IdleTimeout after it.
 func TestIdleTimeCountsFromTheLastAnswer(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
-	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!").WithDelay(150*time.Millisecond))
+	ctx := context.Background()
+	const idle, delay = 200 * time.Millisecond, 150 * time.Millisecond
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = idle })
+	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!").WithDelay(delay))
+
+	r.up.QueueChat(fakeopenai.Text("Noted.").WithDelay(delay))
+	start := time.Now()
+	_, err := r.chat("alice").New(ctx, openai.ChatCompletionNewParams{
+		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("Just thinking aloud.")},
+	}, option.WithHeader(gateway.SessionHeader, "s1"), option.WithJSONSet("memory_config", map[string]any{"auto_store": false}))
+	require.NoError(t, err)
 	r.endSessions("alice")
-	ms, err := r.mem.Memories(context.Background(), "alice")
+	d, err := r.st.GetSession(ctx, r.mem.UserID("alice"), "s1")
+	require.NoError(t, err)
+	// The answer comes delay after the start at the earliest, and the
+	// session is idle for idle after it.
+	assert.GreaterOrEqual(t, d.EndTime.Sub(start), delay+idle, "ended IdleTimeout after the last answer, not after its request's start")
+	ms, err := r.mem.Memories(ctx, "alice")
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
 	assert.Contains(t, ms[len(ms)-1].Content, "Porto", "the session holding the turn ended and was summarized")
