@@ -238,7 +238,9 @@ func TestAChainMovedMidRequestDoesNotIdleOutUnderIt(t *testing.T) {
 
 // heldModel is the memory store's model, holding the first call of one
 // prompt (named as prompts.MarkerPrefix names it) until release is
-// called: entered is closed when that call comes.
+// called: entered is closed when that call comes. The test's cleanup
+// releases it before the rig's (registered after the rig), so that a
+// failed test does not leave an end held.
 type heldModel struct {
 	agent.ChatClient
 	prompt  string
@@ -248,11 +250,10 @@ type heldModel struct {
 	release func()
 }
 
-func holdFirst(t *testing.T, prompt string) *heldModel {
+func holdFirst(prompt string) *heldModel {
 	m := &heldModel{prompt: prompt, entered: make(chan struct{}), out: make(chan struct{})}
 	var once sync.Once
 	m.release = func() { once.Do(func() { close(m.out) }) }
-	t.Cleanup(m.release)
 	return m
 }
 
@@ -296,12 +297,13 @@ func (l *logSignal) Write(p []byte) (int, error) {
 func TestARequestDuringAnIdleEndGoesOnInTheNextSession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	model := holdFirst(t, prompts.NameSessionSummary)
+	model := holdFirst(prompts.NameSessionSummary)
 	waiting := newLogSignal("waits for the end of its session")
 	r := newRigWithModel(t, model.wrap, func(c *gateway.Config) {
 		c.IdleTimeout = 50 * time.Millisecond
 		c.Logger = slog.New(slog.NewTextHandler(waiting, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
+	t.Cleanup(model.release)
 	user := r.mem.UserID("alice")
 	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!"))
 	select {
