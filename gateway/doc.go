@@ -33,9 +33,10 @@
 // its next request begins the next one. The idle time counts from the
 // end of the session's last request: none ends while a request of it is
 // in flight at the gateway, however long its answer takes, so its turn
-// is in the session and its summary. Beyond Config.MaxSessions the least
-// recently used session with no request in flight is ended (the least
-// recently used of all when every one has).
+// is in the session and its summary; a request that comes while the end
+// is under way waits for it and goes on in the next session. Beyond
+// Config.MaxSessions the least recently used session with no request in
+// flight is ended (the least recently used of all when every one has).
 //
 // # The Responses API
 //

@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg Config) (*Handler, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	h := &Handler{cfg: cfg, mem: cfg.Memory, p: p, retriever: rt, up: cfg.Upstream, log: cfg.Logger.With("component", "gateway"), counter: &tokens.BPE{}, tallies: &tallies{max: cfg.MaxSessions}}
-	h.sessions = newSessions(cfg.MaxSessions, cfg.IdleTimeout, h.endSession)
+	h.sessions = newSessions(cfg.MaxSessions, cfg.IdleTimeout, h.endSession, h.log)
 	h.routes()
 	return h, nil
 }

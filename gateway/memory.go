@@ -159,7 +159,7 @@ func (h *Handler) prepare(ctx context.Context, r *http.Request, c *chatRequest) 
 		if c.chain.pending != nil {
 			history = append(history, *c.chain.pending)
 		}
-		h.follow(plan, c.chain)
+		h.follow(ctx, plan, c.chain)
 		// Before the search: a vague follow-up is rewritten from the
 		// chain's recent turns, as from a Chat Completions client's.
 		c.injectHistory(history)

@@ -61,10 +61,11 @@ type receipt struct {
 
 func TestMemoryRoutesListWhatTheMemoryStoreAPIListsAndForgetWithAReceipt(t *testing.T) {
 	t.Parallel()
-	// A session's idle timer runs from the start of its first request:
-	// one that takes longer than IdleTimeout (as under -race on a busy
-	// machine) is ended before its turn is recorded, and its summary is
-	// empty. 300 ms leaves room for that; see the gateway's sessions.get.
+	// A session ends once idle for IdleTimeout after its last answer (a
+	// request in flight holds it open; see the gateway's sessions): 300 ms
+	// keeps alice's two turns in one session even when the second ask is
+	// slow to follow the first (under -race on a busy machine), and still
+	// ends it soon after.
 	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 300 * time.Millisecond })
 	r.ask("alice", "s1", "My dog's name is Biscuit and I live in Lisbon.", fakeopenai.Text("Noted."))
 	r.ask("alice", "s1", "I also play the cello on Sundays.", fakeopenai.Text("Lovely."))

@@ -461,7 +461,7 @@ func (e *responsesEmitter) end(w io.Writer, completed bool) {
 // A session the client named (X-Memory-Session, metadata.session_id) is
 // left under its name, which the response id names: the Chat Completions
 // door reaches it by that name too.
-func (h *Handler) follow(plan *memoryPlan, ch *chain) {
+func (h *Handler) follow(ctx context.Context, plan *memoryPlan, ch *chain) {
 	if !strings.HasPrefix(plan.sess.ID(), chainPrefix) {
 		return
 	}
@@ -469,10 +469,23 @@ func (h *Handler) follow(plan *memoryPlan, ch *chain) {
 	if !ok || man.SessionID == "" || man.SessionID == plan.sess.ID() {
 		return
 	}
-	ch.session = man.SessionID
+	h.followTo(ctx, plan, ch, man.SessionID)
+}
+
+// followTo keeps the chain's agent session under memory session to, the
+// one it went on in, which the response id then names. When the move
+// fails the chain stays under the id it is kept under, which the response
+// id names instead: the chain's next request finds the agent session
+// there, and goes on in to (the provider keeps it in the agent session),
+// reading its earlier turns from the memory session that ended.
+func (h *Handler) followTo(ctx context.Context, plan *memoryPlan, ch *chain, to string) {
 	// The request's lease moves with it: the new entry does not idle out
 	// under it.
-	if err := h.sessions.move(plan.lease, man.SessionID); err == nil {
-		plan.sess = plan.lease.sess
+	if err := h.sessions.move(plan.lease, to); err != nil {
+		h.log.WarnContext(ctx, "gateway: the chain's agent session could not move to the memory session it went on in; the response names the one it is kept under",
+			"session", plan.sess.ID(), "next", to, "err", err)
+		return
 	}
+	plan.sess = plan.lease.sess
+	ch.session = to
 }

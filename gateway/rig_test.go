@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
@@ -52,9 +53,25 @@ func newRig(t testing.TB, tune func(*gateway.Config), opts ...fakeopenai.Option)
 // file are replicas of one deployment.
 func newRigOn(t testing.TB, path string, tune func(*gateway.Config), opts ...fakeopenai.Option) *rig {
 	t.Helper()
+	return startRig(t, path, nil, tune, opts...)
+}
+
+// newRigWithModel starts a rig whose memory store runs on model(the
+// offline model) instead of the offline model itself.
+func newRigWithModel(t testing.TB, model func(agent.ChatClient) agent.ChatClient, tune func(*gateway.Config)) *rig {
+	t.Helper()
+	return startRig(t, sqlitetest.NewFile(t), model, tune)
+}
+
+func startRig(t testing.TB, path string, model func(agent.ChatClient) agent.ChatClient, tune func(*gateway.Config), opts ...fakeopenai.Option) *rig {
+	t.Helper()
 	ctx := context.Background()
-	chat, err := offline.New(offline.Config{})
+	off, err := offline.New(offline.Config{})
 	require.NoError(t, err)
+	var chat agent.ChatClient = off
+	if model != nil {
+		chat = model(chat)
+	}
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
 	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: emb.Dimensions(), Logger: quiet()})

@@ -3,6 +3,7 @@ package gateway
 import (
 	"container/list"
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,23 @@ const defaultSession = "gateway"
 // lease. An idle end under a request would summarize the session without
 // the request's turn, which would go to the next memory session.
 //
+// A request that comes once the idle timer has fired (idled has begun the
+// end), or while the end of an entry let go under its key is under way,
+// waits in get until that end is done, then goes on in the next memory
+// session, which the provider begins at the request's Invoking: the end
+// summarizes the session as it was, and the request's turn is recorded in
+// the next one, with everything the request reads (a chain's response id
+// names the next one too). The lease does not cancel the end: an end is
+// not undone halfway (the interactions it pruned stay written, and the
+// store's marker, saying the session is ending, has the next claim end
+// it, here or at another replica), and one past its last write cannot be
+// cancelled at all. The wait costs the request the rest of the end (its
+// model calls: the last turns' metadata, the summary), bounded by the
+// end's time limit (Config.UpstreamTimeout), at most once per idle time.
+// A timer that fired but has not begun the end finds the lease taken and
+// ends nothing. Only this process's requests wait: one another replica
+// serves meanwhile is placed by its provider.
+//
 // A timer here sees only this process's requests: when it fires, end
 // (ifIdle true) ends the session only if the store shows it idle, and
 // otherwise returns how long until it may be, for the timer to fire
@@ -47,6 +65,16 @@ type sessions struct {
 	settled chan struct{}
 	// noted are the users whose scope is recorded in the memory store.
 	noted map[string]bool
+	// ending are the ends under way, by entry key: get waits for them.
+	ending map[string]*ends
+	log    *slog.Logger
+}
+
+// ends are the ends of one key under way (an idle end and the end of its
+// entry let go may overlap): done is closed when the last is done.
+type ends struct {
+	n    int
+	done chan struct{}
 }
 
 type sessionEntry struct {
@@ -74,23 +102,32 @@ type lease struct {
 	released bool
 }
 
-func newSessions(max int, idle time.Duration, end func(*agent.Session, bool) time.Duration) *sessions {
-	return &sessions{max: max, idle: idle, end: end, order: list.New(), byKey: map[string]*list.Element{}, noted: map[string]bool{}}
+func newSessions(max int, idle time.Duration, end func(*agent.Session, bool) time.Duration, log *slog.Logger) *sessions {
+	return &sessions{max: max, idle: idle, end: end, log: log, order: list.New(), byKey: map[string]*list.Element{},
+		noted: map[string]bool{}, ending: map[string]*ends{}}
 }
 
 // get returns a lease on the agent session id of user userID, made on
 // first use: its idle timer is stopped until the lease, and every other
-// lease on it, is released.
+// lease on it, is released. When an end of the session is under way, get
+// returns once it is done (see sessions).
 func (s *sessions) get(userID, id string) (*lease, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	se, err := s.entryLocked(userID, id)
 	if err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
 	se.inflight++
 	s.disarm(se)
-	return &lease{s: s, se: se, sess: se.sess}, nil
+	l := &lease{s: s, se: se, sess: se.sess}
+	e := s.ending[se.key]
+	s.mu.Unlock()
+	if e != nil {
+		s.log.Debug("gateway: a request waits for the end of its session, to go on in the next memory session", "session", id)
+		<-e.done
+	}
+	return l, nil
 }
 
 // entryLocked returns the entry of userID's session id, most recently
@@ -239,9 +276,15 @@ func (s *sessions) endLocked(se *sessionEntry, ifIdle bool) {
 		s.settled = make(chan struct{})
 	}
 	s.running++
+	e := s.ending[se.key]
+	if e == nil {
+		e = &ends{done: make(chan struct{})}
+		s.ending[se.key] = e
+	}
+	e.n++
 	go func() {
 		defer s.wg.Done()
-		defer s.endDone()
+		defer s.endDone(se.key)
 		wait := s.end(se.sess, ifIdle)
 		if wait <= 0 {
 			return
@@ -255,13 +298,19 @@ func (s *sessions) endLocked(se *sessionEntry, ifIdle bool) {
 	}()
 }
 
-// endDone counts an end finished.
-func (s *sessions) endDone() {
+// endDone counts an end of key finished.
+func (s *sessions) endDone(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.running--
 	if s.running == 0 {
 		close(s.settled)
+	}
+	e := s.ending[key]
+	e.n--
+	if e.n == 0 {
+		close(e.done)
+		delete(s.ending, key)
 	}
 }
 

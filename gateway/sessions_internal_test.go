@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"log/slog"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -53,9 +56,11 @@ func (r *endRecorder) none(t *testing.T, d time.Duration, why string) {
 
 const testIdle = 20 * time.Millisecond
 
+var discard = slog.New(slog.DiscardHandler)
+
 func newTestSessions(t *testing.T, max int) (*sessions, *endRecorder) {
 	rec := newEndRecorder()
-	s := newSessions(max, testIdle, rec.end)
+	s := newSessions(max, testIdle, rec.end, discard)
 	t.Cleanup(func() { s.close(nil) })
 	return s, rec
 }
@@ -166,36 +171,95 @@ func TestEvictionSparesSessionsWithRequestsInFlight(t *testing.T) {
 }
 
 // When another replica served the session, end answers how long until it
-// may be idle; a request leased here before it answers holds the session
-// open, and its release arms the idle time.
+// may be idle; a request that comes while the end is under way waits for
+// it, holding the session open, and its release arms the idle time.
 func TestAnEndThatWaitsDoesNotRearmUnderARequest(t *testing.T) {
 	t.Parallel()
-	calls, answer := make(chan string, 4), make(chan time.Duration)
-	s := newSessions(10, testIdle, func(sess *agent.Session, _ bool) time.Duration {
-		calls <- sess.ID()
-		return <-answer
+	synctest.Test(t, func(t *testing.T) {
+		calls, answer := make(chan string, 4), make(chan time.Duration)
+		s := newSessions(10, testIdle, func(sess *agent.Session, _ bool) time.Duration {
+			calls <- sess.ID()
+			return <-answer
+		}, discard)
+		defer s.close(nil)
+		defer close(answer) // a failed test's end answers 0
+		l, err := s.get("u", "s")
+		require.NoError(t, err)
+		l.release()
+		require.Equal(t, "s", <-calls)
+		leased := make(chan *lease)
+		go func() { // while the end is under way
+			l, err := s.get("u", "s")
+			assert.NoError(t, err)
+			leased <- l
+		}()
+		synctest.Wait()
+		select {
+		case <-leased:
+			t.Fatal("leased while the end was under way")
+		default:
+		}
+		assert.Equal(t, 1, s.inflightOf("u", "s"), "the request waiting holds the session")
+		answer <- testIdle // served elsewhere lately: ask again in testIdle
+		l = <-leased
+		time.Sleep(5 * testIdle)
+		select {
+		case id := <-calls:
+			t.Fatalf("session %s ended with a request in flight", id)
+		default:
+		}
+		l.release()
+		time.Sleep(testIdle)
+		synctest.Wait()
+		select {
+		case id := <-calls:
+			assert.Equal(t, "s", id)
+			answer <- 0
+		default:
+			t.Fatal("not ended once idle")
+		}
 	})
-	t.Cleanup(func() { s.close(nil) })
-	l, err := s.get("u", "s")
-	require.NoError(t, err)
-	l.release()
-	require.Equal(t, "s", <-calls)
-	l, err = s.get("u", "s") // while the end is under way
-	require.NoError(t, err)
-	answer <- testIdle // served elsewhere lately: ask again in testIdle
-	select {
-	case id := <-calls:
-		t.Fatalf("session %s ended with a request in flight", id)
-	case <-time.After(5 * testIdle):
-	}
-	l.release()
-	select {
-	case id := <-calls:
-		assert.Equal(t, "s", id)
-		answer <- 0
-	case <-time.After(time.Second):
-		t.Fatal("not ended once idle")
-	}
+}
+
+// A request for a session let go (beyond max) while its end is under way
+// waits for the end too: its new entry goes on in the next memory session.
+func TestARequestForASessionLetGoWaitsForItsEnd(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		calls, finish := make(chan ended, 4), make(chan struct{})
+		s := newSessions(1, time.Hour, func(sess *agent.Session, ifIdle bool) time.Duration {
+			calls <- ended{id: sess.ID(), ifIdle: ifIdle}
+			<-finish
+			return 0
+		}, discard)
+		defer s.close(nil)
+		finished := sync.OnceFunc(func() { close(finish) })
+		defer finished() // a failed test's ends finish
+		one, err := s.get("u", "one")
+		require.NoError(t, err)
+		one.release()
+		two, err := s.get("u", "two") // lets one go
+		require.NoError(t, err)
+		defer two.release()
+		require.Equal(t, ended{id: "one"}, <-calls)
+		leased := make(chan *lease)
+		go func() {
+			l, err := s.get("u", "one")
+			assert.NoError(t, err)
+			leased <- l
+		}()
+		require.Equal(t, ended{id: "two"}, <-calls, "one's new entry lets two go")
+		synctest.Wait()
+		select {
+		case <-leased:
+			t.Fatal("leased while the end of the entry let go was under way")
+		default:
+		}
+		finished()
+		l := <-leased
+		assert.NotSame(t, one.sess, l.sess, "a new entry")
+		l.release()
+	})
 }
 
 func TestClosedSessionsArmNoTimer(t *testing.T) {

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/prompts"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -98,13 +101,31 @@ func TestTheMemoryStoresTTLHoldsAtTheGateway(t *testing.T) {
 
 // A session's idle time counts from its last answer: one ended while a
 // slow answer was on its way would leave the turn in a session nobody
-// ends.
+// ends. The store's idle check (provider.EndSessionIfIdle) sees only the
+// turns recorded, so an answer that records nothing (auto_store false)
+// holds the session open by the gateway's timer alone: counted from the
+// request's start, the session would end as soon as a slow answer is
+// written, not IdleTimeout after it.
 func TestIdleTimeCountsFromTheLastAnswer(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = 50 * time.Millisecond })
-	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!").WithDelay(150*time.Millisecond))
+	ctx := context.Background()
+	const idle, delay = 200 * time.Millisecond, 150 * time.Millisecond
+	r := newRig(t, func(c *gateway.Config) { c.IdleTimeout = idle })
+	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!").WithDelay(delay))
+
+	r.up.QueueChat(fakeopenai.Text("Noted.").WithDelay(delay))
+	start := time.Now()
+	_, err := r.chat("alice").New(ctx, openai.ChatCompletionNewParams{
+		Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("Just thinking aloud.")},
+	}, option.WithHeader(gateway.SessionHeader, "s1"), option.WithJSONSet("memory_config", map[string]any{"auto_store": false}))
+	require.NoError(t, err)
 	r.endSessions("alice")
-	ms, err := r.mem.Memories(context.Background(), "alice")
+	d, err := r.st.GetSession(ctx, r.mem.UserID("alice"), "s1")
+	require.NoError(t, err)
+	// The answer comes delay after the start at the earliest, and the
+	// session is idle for idle after it.
+	assert.GreaterOrEqual(t, d.EndTime.Sub(start), delay+idle, "ended IdleTimeout after the last answer, not after its request's start")
+	ms, err := r.mem.Memories(ctx, "alice")
 	require.NoError(t, err)
 	require.NotEmpty(t, ms)
 	assert.Contains(t, ms[len(ms)-1].Content, "Porto", "the session holding the turn ended and was summarized")
@@ -213,4 +234,117 @@ func TestAChainMovedMidRequestDoesNotIdleOutUnderIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, turns, 1, "the request's turn is in the next session")
 	assert.Equal(t, "I booked the flight to Lisbon.", turns[0].Messages[0].Content)
+}
+
+// heldModel is the memory store's model, holding the first call of one
+// prompt (named as prompts.MarkerPrefix names it) until release is
+// called: entered is closed when that call comes. The test's cleanup
+// releases it before the rig's (registered after the rig), so that a
+// failed test does not leave an end held.
+type heldModel struct {
+	agent.ChatClient
+	prompt  string
+	entered chan struct{}
+	out     chan struct{}
+	hold    sync.Once
+	release func()
+}
+
+func holdFirst(prompt string) *heldModel {
+	m := &heldModel{prompt: prompt, entered: make(chan struct{}), out: make(chan struct{})}
+	var once sync.Once
+	m.release = func() { once.Do(func() { close(m.out) }) }
+	return m
+}
+
+func (m *heldModel) wrap(c agent.ChatClient) agent.ChatClient { m.ChatClient = c; return m }
+
+func (m *heldModel) Complete(ctx context.Context, req *agent.ChatRequest) (*agent.ChatResponse, error) {
+	if len(req.Messages) > 0 {
+		first, _, _ := strings.Cut(req.Messages[0].Text, "\n")
+		if first == prompts.MarkerPrefix+m.prompt {
+			m.hold.Do(func() {
+				close(m.entered)
+				<-m.out
+			})
+		}
+	}
+	return m.ChatClient.Complete(ctx, req)
+}
+
+// logSignal is a log sink that closes seen at the first record holding
+// text.
+type logSignal struct {
+	text string
+	seen chan struct{}
+	once sync.Once
+}
+
+func newLogSignal(text string) *logSignal { return &logSignal{text: text, seen: make(chan struct{})} }
+
+func (l *logSignal) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), l.text) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return len(p), nil
+}
+
+// A request that comes just after its session's idle timer fired, while
+// the end is summarizing the session, waits for the end and goes on in
+// the next memory session: recorded in the ending one, its turn would
+// miss the summary written from the turns read before it. (The gateway
+// logs the wait: it tells the test that the request has come.)
+func TestARequestDuringAnIdleEndGoesOnInTheNextSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	model := holdFirst(prompts.NameSessionSummary)
+	waiting := newLogSignal("waits for the end of its session")
+	r := newRigWithModel(t, model.wrap, func(c *gateway.Config) {
+		c.IdleTimeout = 50 * time.Millisecond
+		c.Logger = slog.New(slog.NewTextHandler(waiting, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	t.Cleanup(model.release)
+	user := r.mem.UserID("alice")
+	r.ask("alice", "s1", "I am moving to Porto next month.", fakeopenai.Text("Exciting!"))
+	select {
+	case <-model.entered: // s1 idled out: its end is writing its summary
+	case <-time.After(10 * time.Second):
+		t.Fatal("s1 did not idle out")
+	}
+
+	r.up.QueueChat(fakeopenai.Text("What a lovely name."))
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.chat("alice").New(ctx, openai.ChatCompletionNewParams{
+			Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{userMessage("My cat is called Miso.")},
+		}, option.WithHeader(gateway.SessionHeader, "s1"))
+		done <- err
+	}()
+	select {
+	case err := <-done: // answered and recorded under the end
+		require.NoError(t, err)
+		model.release()
+	case <-waiting.seen:
+		model.release()
+		require.NoError(t, <-done)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request neither waited nor was answered")
+	}
+	r.endSessions("alice")
+
+	ss, err := r.st.ListSessions(ctx, user, store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, ss, 2, "s1, and the memory session after it")
+	for _, d := range ss {
+		turns, err := r.st.ListTurns(ctx, user, d.ID, 0)
+		require.NoError(t, err)
+		require.Len(t, turns, 1, "session %s", d.ID)
+		if d.ID == "s1" {
+			assert.Contains(t, turns[0].Messages[0].Content, "Porto")
+			assert.Contains(t, d.Summary, "Porto")
+			continue
+		}
+		assert.Contains(t, turns[0].Messages[0].Content, "Miso", "the request's turn went on in the next session")
+		assert.Contains(t, d.Summary, "Miso", "whose summary covers it")
+	}
 }
