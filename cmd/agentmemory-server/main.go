@@ -99,6 +99,7 @@ import (
 	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/memoryservice"
 	"github.com/agentmemory/agentmemory/metrics"
+	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
 func main() {
@@ -253,6 +254,12 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}); err != nil {
 		_ = svc.Close(context.Background())
 		return err
+	}
+	if sq, ok := st.(*sqlite.Store); ok {
+		if err := rec.WatchWrites(func() metrics.WriteStats { return metrics.WriteStats(sq.WriteStats()) }); err != nil {
+			_ = svc.Close(context.Background())
+			return err
+		}
 	}
 	gw, gwStore, err := startGateway(ctx, fs, gwFlags, lookup, m, svc, logger)
 	if err != nil {

@@ -155,6 +155,15 @@ func TestMetricsCountTheServersWork(t *testing.T) {
 	require.Contains(t, after, "agentmemory_update_queue_depth")
 	assert.Zero(t, value(after, "agentmemory_update_queue_depth"))
 	assert.GreaterOrEqual(t, value(after, "agentmemory_update_claims_total"), 1.0)
+
+	// The SQLite writer's series: the accept's batch and the update's
+	// writes committed since the first scrape, each commit timed.
+	commits := value(after, "agentmemory_sqlite_commits_total") - value(before, "agentmemory_sqlite_commits_total")
+	writes := value(after, "agentmemory_sqlite_writes_total") - value(before, "agentmemory_sqlite_writes_total")
+	assert.Positive(t, commits)
+	assert.GreaterOrEqual(t, writes, commits, "a commit holds one write or more")
+	assert.Greater(t, value(after, "agentmemory_sqlite_commit_seconds_total"), value(before, "agentmemory_sqlite_commit_seconds_total"))
+	assert.GreaterOrEqual(t, value(after, "agentmemory_sqlite_writer_busy_seconds_total"), value(after, "agentmemory_sqlite_commit_seconds_total"))
 }
 
 // With -metrics-addr, /metrics is served there without a key, and not

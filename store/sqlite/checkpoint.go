@@ -36,7 +36,7 @@ type checkpointer struct {
 	// WAL since the checkpointer last looked.
 	due  chan struct{}
 	done chan struct{} // closed when the goroutine has returned
-	// covered is the count of commits (writeQueue.commits) before the
+	// covered is the count of commits (wstats.commits) before the
 	// last passive checkpoint that copied the whole WAL: for tests.
 	covered int64
 }
@@ -80,9 +80,12 @@ func (s *Store) checkpoints(ctx context.Context, c *checkpointer) {
 func (s *Store) passiveCheckpoint(ctx context.Context, c *checkpointer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	commits := s.wq.commits.Load()
+	commits := s.wstats.commits.Load()
+	start := time.Now()
 	var busy, logFrames, done int
 	err := s.r.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logFrames, &done)
+	s.wstats.checkpoints.Add(1)
+	s.wstats.checkpointTime.Add(int64(time.Since(start)))
 	switch {
 	case err != nil && !isBusy(err): // busy: another process is checkpointing
 		return fmt.Errorf("sqlite: passive checkpoint: %w", err)

@@ -51,7 +51,7 @@ func TestTheWALStartsOverAfterACheckpoint(t *testing.T) {
 	s, path := openTest(t)
 	copied := func() {
 		t.Helper()
-		want := s.wq.commits.Load()
+		want := s.wstats.commits.Load()
 		require.Eventually(t, func() bool {
 			s.ckpt.mu.Lock()
 			defer s.ckpt.mu.Unlock()
@@ -72,4 +72,7 @@ func TestTheWALStartsOverAfterACheckpoint(t *testing.T) {
 		copied()
 	}
 	require.Less(t, walSize(), first*3/2, "the WAL of four rounds is about one round's")
+	st := s.WriteStats()
+	require.GreaterOrEqual(t, st.Checkpoints, int64(4), "a checkpoint after each round at least")
+	require.Positive(t, st.CheckpointTime)
 }

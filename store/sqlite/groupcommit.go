@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentmemory/agentmemory/store"
 )
@@ -42,8 +43,6 @@ type writeQueue struct {
 	reqs []*writeReq
 	// lead is held (capacity 1) by the caller running a batch.
 	lead chan struct{}
-	// commits counts the transactions committed (for tests).
-	commits atomic.Int64
 }
 
 // writeReq is one caller's write.
@@ -52,6 +51,7 @@ type writeReq struct {
 	op     string
 	userID string
 	fn     func(tx *writeTx) ([]change, error)
+	queued time.Time
 	state  atomic.Int32
 	done   chan struct{} // closed once err is set
 	err    error
@@ -90,7 +90,7 @@ func (s *Store) write(ctx context.Context, op, userID string, fn func(tx *writeT
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	r := &writeReq{ctx: ctx, op: op, userID: userID, fn: fn, done: make(chan struct{})}
+	r := &writeReq{ctx: ctx, op: op, userID: userID, fn: fn, queued: time.Now(), done: make(chan struct{})}
 	s.wq.mu.Lock()
 	s.wq.reqs = append(s.wq.reqs, r)
 	s.wq.mu.Unlock()
@@ -173,6 +173,8 @@ const savepoint = "am_write"
 // the transaction, to run again in a new one. It is called under wmu.
 func (s *Store) commit(batch []*writeReq) []*writeReq {
 	ctx := context.WithoutCancel(batch[0].ctx) // the batch is everyone's
+	start := time.Now()
+	defer func() { s.wstats.busy.Add(int64(time.Since(start))) }()
 	sqlTx, err := s.begin(ctx)
 	if err != nil {
 		for _, r := range batch {
@@ -233,7 +235,10 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 		return nil
 	}
 	s.storeBatchTerms(ctx, tx, ok)
-	if err := tx.Commit(); err != nil {
+	committing := time.Now()
+	err = tx.Commit()
+	s.wstats.commit.Add(int64(time.Since(committing)))
+	if err != nil {
 		if alone {
 			ok[0].finish(s.fail(ok[0].op, err))
 			return nil
@@ -242,7 +247,13 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 		s.commitEach(ok)
 		return nil
 	}
-	s.wq.commits.Add(1)
+	s.wstats.commits.Add(1)
+	s.wstats.writes.Add(int64(len(ok)))
+	var wait time.Duration
+	for _, r := range ok {
+		wait += start.Sub(r.queued)
+	}
+	s.wstats.wait.Add(int64(wait))
 	for _, r := range ok {
 		for _, b := range r.bumps {
 			var cs []change

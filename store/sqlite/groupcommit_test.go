@@ -66,11 +66,11 @@ func batch(t *testing.T, s *Store, writes ...func() error) []error {
 		wg.Go(func() { errs[i] = w() })
 		require.Eventually(t, func() bool { return queued(s) == i+1 }, 5*time.Second, time.Millisecond, "write %d queued", i)
 	}
-	before := s.wq.commits.Load()
+	before := s.wstats.commits.Load()
 	release()
 	wg.Wait()
 	// The held write's transaction, then the batch's (retried or not).
-	assert.Equal(t, before+2, s.wq.commits.Load(), "the queued writes committed in one transaction")
+	assert.Equal(t, before+2, s.wstats.commits.Load(), "the queued writes committed in one transaction")
 	return errs
 }
 
@@ -360,7 +360,7 @@ func TestGroupCommitConcurrentETagRaces(t *testing.T) {
 	for i, tr := range turns {
 		assert.Equal(t, i+1, tr.Seq)
 	}
-	t.Logf("%d conflicts retried; %d transactions for %d writes or more", conflicts, s.wq.commits.Load(), workers*(rounds+3))
+	t.Logf("%d conflicts retried; %d transactions for %d writes or more", conflicts, s.wstats.commits.Load(), workers*(rounds+3))
 }
 
 // TestGroupCommitPanicIsItsCallers: a write function that panics panics

@@ -90,6 +90,8 @@ type Store struct {
 	lr  *sql.DB
 	wmu sync.Mutex // serialises write transactions and their cache updates
 	wq  writeQueue // writes waiting for a group commit (groupcommit.go)
+	// wstats counts the writes' figures (WriteStats).
+	wstats writeCounters
 	// wstmts keeps the writer's statements prepared (stmts.go).
 	wstmts *writeStmts
 	cache  *vecCache
