@@ -10,19 +10,23 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentmemory/agentmemory/store"
+	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
 // BenchmarkAccept measures what accepting an update costs: update_memories
 // answered 202 on a SQLite file, offline models, update_delay 300 so that
 // no update runs during the timing (each accept supersedes its scope's
 // queued update instead), 64 scopes, from 1, 8 and 32 clients over real
-// HTTP. It reports throughput (req/s) and the 50th and 95th percentile
-// latencies.
+// HTTP. It reports throughput (req/s), the 50th and 95th percentile
+// latencies, and the SQLite writer's figures (reportWriter).
 func BenchmarkAccept(b *testing.B) {
 	const scopes = 64
 	for _, clients := range []int{1, 8, 32} {
 		b.Run(fmt.Sprint("clients=", clients), func(b *testing.B) {
-			s := start(b, b.TempDir()+"/accept.db", Config{RateLimit: -1})
+			var st *sqlite.Store
+			s := startWrapped(b, b.TempDir()+"/accept.db", Config{RateLimit: -1}, func(sq *sqlite.Store) store.Store { st = sq; return sq })
 			s.createStore("bench", nil)
 			url := s.srv.URL + "/memory_stores/bench:update_memories?api-version=v1"
 			body := func(i int) []byte {
@@ -41,6 +45,7 @@ func BenchmarkAccept(b *testing.B) {
 			}
 			lat := make([]time.Duration, b.N)
 			var wg sync.WaitGroup
+			before := st.WriteStats()
 			b.ResetTimer()
 			begin := time.Now()
 			for w := range clients {
@@ -60,6 +65,7 @@ func BenchmarkAccept(b *testing.B) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 			b.ReportMetric(acceptMillis(lat[len(lat)/2]), "p50-ms")
 			b.ReportMetric(acceptMillis(lat[len(lat)*95/100]), "p95-ms")
+			reportWriter(b, before, st.WriteStats(), elapsed)
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -84,3 +90,18 @@ func acceptOnce(b *testing.B, client *http.Client, url string, body []byte) time
 }
 
 func acceptMillis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// reportWriter reports what the SQLite writer did between two of its
+// figures, over elapsed: writes per commit, the mean commit and the mean
+// wait of a write for its batch, and the share of the time the writer
+// was at work (1 is saturated).
+func reportWriter(b *testing.B, before, after sqlite.WriteStats, elapsed time.Duration) {
+	commits, writes := after.Commits-before.Commits, after.Writes-before.Writes
+	if commits == 0 || writes == 0 {
+		return
+	}
+	b.ReportMetric(float64(writes)/float64(commits), "writes/commit")
+	b.ReportMetric(acceptMillis((after.Commit-before.Commit)/time.Duration(commits)), "commit-ms")
+	b.ReportMetric(acceptMillis((after.Wait-before.Wait)/time.Duration(writes)), "wait-ms")
+	b.ReportMetric(float64(after.Busy-before.Busy)/float64(elapsed), "writer-busy")
+}
