@@ -183,7 +183,7 @@ func (s *Store) commit(batch []*writeReq) []*writeReq {
 		return nil
 	}
 	defer sqlTx.Rollback()
-	tx := &writeTx{Tx: sqlTx, stmts: s.wstmts}
+	tx := &writeTx{Tx: sqlTx, ctx: ctx, stmts: s.wstmts}
 	alone := len(batch) == 1
 	ok := make([]*writeReq, 0, len(batch))
 	// The failed writes are answered last, after the commit of the

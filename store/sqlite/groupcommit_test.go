@@ -226,6 +226,25 @@ func TestGroupCommitCancelledWhileQueued(t *testing.T) {
 	assert.Zero(t, queued(s))
 }
 
+// TestGroupCommitTakenRunsToItsEnd: a write whose caller's context ends
+// once its batch has taken it runs to its end, committed and answered
+// as such: its statements run under the batch's context, so that a
+// cancelled caller interrupts no statement of the transaction its
+// batch-mates share (the caller waits for the batch's answer anyway).
+func TestGroupCommitTakenRunsToItsEnd(t *testing.T) {
+	s, _ := openTest(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	err := s.write(ctx, "cancelled while it runs", "u", func(tx *writeTx) ([]change, error) {
+		cancel()
+		_, err := tx.ExecContext(ctx, `INSERT INTO records (user_id, id, time, active, etag, body) VALUES ('u', 'r', '', 0, 'e', '{}')`)
+		return nil, err
+	})
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, s.r.QueryRow(`SELECT count(*) FROM records WHERE user_id = 'u' AND id = 'r'`).Scan(&n))
+	assert.Equal(t, 1, n, "the write is committed")
+}
+
 // TestGroupCommitClosedWhileQueued: writes queued when the store closes
 // are answered (committed, or store.ErrClosed), none left waiting.
 func TestGroupCommitClosedWhileQueued(t *testing.T) {

@@ -24,6 +24,10 @@ type txn interface {
 // table with FTS5 triggers costs more than running it.
 type writeTx struct {
 	*sql.Tx
+	// ctx is the batch's context, which is never cancelled: every
+	// statement runs under it, whatever context its write gives (see
+	// ExecContext).
+	ctx   context.Context
 	stmts *writeStmts
 	// bound holds the prepared statements bound to the transaction, by
 	// text: a batch runs the same few statements for each of its writes.
@@ -32,7 +36,7 @@ type writeTx struct {
 
 // stmt returns query's prepared statement bound to the transaction, or
 // nil to run it unprepared.
-func (tx *writeTx) stmt(ctx context.Context, query string) *sql.Stmt {
+func (tx *writeTx) stmt(query string) *sql.Stmt {
 	if b := tx.bound[query]; b != nil {
 		return b
 	}
@@ -40,7 +44,7 @@ func (tx *writeTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	if st == nil {
 		return nil
 	}
-	b := tx.StmtContext(ctx, st)
+	b := tx.StmtContext(tx.ctx, st)
 	if tx.bound == nil {
 		tx.bound = make(map[string]*sql.Stmt)
 	}
@@ -48,28 +52,36 @@ func (tx *writeTx) stmt(ctx context.Context, query string) *sql.Stmt {
 	return b
 }
 
-// ExecContext runs query in the transaction, prepared when it can.
-func (tx *writeTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := tx.stmt(ctx, query); st != nil {
-		return st.ExecContext(ctx, args...)
+// ExecContext runs query in the transaction, prepared when it can. It
+// runs under the batch's context, not ctx: a write a batch has taken
+// runs to its end (its caller waits for the batch's answer whatever its
+// context does), so that a cancelled caller never interrupts a statement
+// of the transaction its batch-mates share, which would end it and run
+// them all again. The driver also starts no goroutine per statement to
+// watch a context that cannot end.
+func (tx *writeTx) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
+	if st := tx.stmt(query); st != nil {
+		return st.ExecContext(tx.ctx, args...)
 	}
-	return tx.Tx.ExecContext(ctx, query, args...)
+	return tx.Tx.ExecContext(tx.ctx, query, args...)
 }
 
-// QueryContext runs query in the transaction, prepared when it can.
-func (tx *writeTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := tx.stmt(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
+// QueryContext runs query in the transaction, prepared when it can,
+// under the batch's context (see ExecContext).
+func (tx *writeTx) QueryContext(_ context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := tx.stmt(query); st != nil {
+		return st.QueryContext(tx.ctx, args...)
 	}
-	return tx.Tx.QueryContext(ctx, query, args...)
+	return tx.Tx.QueryContext(tx.ctx, query, args...)
 }
 
-// QueryRowContext runs query in the transaction, prepared when it can.
-func (tx *writeTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := tx.stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+// QueryRowContext runs query in the transaction, prepared when it can,
+// under the batch's context (see ExecContext).
+func (tx *writeTx) QueryRowContext(_ context.Context, query string, args ...any) *sql.Row {
+	if st := tx.stmt(query); st != nil {
+		return st.QueryRowContext(tx.ctx, args...)
 	}
-	return tx.Tx.QueryRowContext(ctx, query, args...)
+	return tx.Tx.QueryRowContext(tx.ctx, query, args...)
 }
 
 // Statements of the write paths that are not built from a kind's spec.
