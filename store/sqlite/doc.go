@@ -158,7 +158,11 @@
 // running takes every queued write, up to 64, runs each in queue order
 // under a savepoint of one BEGIN IMMEDIATE transaction, commits, and then
 // answers each caller: nothing is acknowledged before the commit that
-// holds it is on disk. A later write of a batch sees the earlier ones, so
+// holds it is on disk. A caller's context counts until a batch takes its
+// write: one that ends while the write is queued gets the context's
+// error, and the write never runs; once taken, the write runs to its end
+// under the batch's context, so that no caller's cancellation interrupts
+// the transaction the batch shares. A later write of a batch sees the earlier ones, so
 // ETag checks (store.CreateOnly, a stored ETag) are decided exactly as if
 // the writes had committed one by one in that order. A write that fails is
 // rolled back to its savepoint and gets its own error, after the batch's
