@@ -63,12 +63,12 @@ func TestTheWALStartsOverAfterACheckpoint(t *testing.T) {
 		require.NoError(t, err)
 		return fi.Size()
 	}
-	putBulky(t, s, 0, 300)
+	putBulky(t, s, 0, 150)
 	copied()
 	first := walSize()
-	require.Greater(t, first, int64(300*4096), "300 records of most of a page each")
+	require.Greater(t, first, int64(150*4096), "150 records of most of a page each")
 	for round := 1; round <= 3; round++ {
-		putBulky(t, s, round*300, 300)
+		putBulky(t, s, round*150, 150)
 		copied()
 	}
 	require.Less(t, walSize(), first*3/2, "the WAL of four rounds is about one round's")
