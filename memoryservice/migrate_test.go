@@ -1,8 +1,10 @@
 package memoryservice
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -138,4 +140,32 @@ func TestRecordsMoveFromSessionDocuments(t *testing.T) {
 		assert.Contains(t, contents(s.list("support", "alice", "")), "Porto")
 		s.stop()
 	}
+}
+
+// A scope record that cannot be read, among session documents to move,
+// does not strand its scope's updates: the partition of each update not
+// finished is found from its marker, which names it, and the record is
+// logged. A queued update then still runs.
+func TestRecordsMoveWithAnUnreadableScopeRecord(t *testing.T) {
+	ctx := context.Background()
+	path := dbPath(t)
+	old := startWrapped(t, path, Config{RateLimit: -1}, func(st *sqlite.Store) store.Store { return sessionsOnly{st} })
+	old.createStore("support", nil)
+	queued := old.update("support", "alice", 1, "I moved to Porto last spring.")
+	old.stop()
+
+	st, err := sqlite.Open(ctx, path, sqlite.Config{})
+	require.NoError(t, err)
+	docs, err := st.ListSessions(ctx, scopesUser("support"), store.SessionFilter{})
+	require.NoError(t, err)
+	require.Len(t, docs, 1, "alice's scope record")
+	docs[0].State.CumulativeSummary = `{"store": 7` // cut short
+	require.NoError(t, st.PutSession(ctx, scopesUser("support"), docs[0]))
+	require.NoError(t, st.Close())
+
+	var logged bytes.Buffer
+	s := start(t, path, Config{RateLimit: -1, PollInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	assert.Equal(t, "completed", s.wait("support", queued)["status"], "the queued update runs")
+	s.stop()
+	assert.Contains(t, logged.String(), "unreadable scope record")
 }

@@ -71,14 +71,25 @@ func (s *Service) keptAsSessions(ctx context.Context, d *store.Record) bool {
 
 // recordPartitions lists the partitions that may hold records as session
 // documents, the registry's last: from the registry's documents, the
-// memory stores and their scopes.
+// memory stores and their scopes, and the markers of the updates not
+// finished, whose ids name their partitions (so that an unreadable scope
+// record, logged, strands none of them).
 func (s *Service) recordPartitions(ctx context.Context, old store.Records, registry []*store.Record) ([]string, error) {
 	var updates, rest []string
+	seen := map[string]bool{}
+	update := func(part string) {
+		if !seen[part] {
+			seen[part] = true
+			updates = append(updates, part)
+		}
+	}
 	scope := func(d *store.Record) {
 		var sc scopeRecord
-		if _, err := decodeRecord(d, &sc); err == nil && sc.Store != "" {
-			updates = append(updates, updatesUser(scopeHash(sc.Store, sc.Scope)))
+		if _, err := decodeRecord(d, &sc); err != nil || sc.Store == "" {
+			s.log.ErrorContext(ctx, "memoryservice: unreadable scope record: its scope's finished updates are not moved to records", "id", d.ID, "err", err)
+			return
 		}
+		update(updatesUser(scopeHash(sc.Store, sc.Scope)))
 	}
 	for _, d := range registry {
 		switch {
@@ -96,25 +107,43 @@ func (s *Service) recordPartitions(ctx context.Context, old store.Records, regis
 			rest = append(rest, scopesUser(name), searchesUser(name))
 		}
 	}
+	markers, err := old.ListRecords(ctx, activeUser, store.RecordFilter{Prefix: "update."})
+	if err != nil {
+		return nil, fmt.Errorf("memoryservice: list the updates' markers to move their records: %w", err)
+	}
+	for _, m := range markers {
+		if part := updateHome(strings.TrimPrefix(m.ID, "update.")); part != RegistryUserID {
+			update(part)
+		}
+	}
 	return append(append(updates, rest...), activeUser, forgetsUser, RegistryUserID), nil
 }
 
 // moveRecords moves partition part's session documents to records and
-// returns how many it moved.
+// returns how many it moved. A document the store refuses as a record
+// (store.ErrInvalid: a body that is not JSON) is logged and left where it
+// is, as it was: the service no longer reads it, and the others move.
 func (s *Service) moveRecords(ctx context.Context, old store.Records, part string) (int, error) {
 	docs, err := old.ListRecords(ctx, part, store.RecordFilter{})
 	if err != nil {
 		return 0, fmt.Errorf("memoryservice: list records to move in %s: %w", part, err)
 	}
-	for i, d := range docs {
+	moved := 0
+	for _, d := range docs {
 		c := *d
 		c.ETag = store.CreateOnly
-		if err := s.rec.PutRecord(ctx, part, &c); err != nil && !errors.Is(err, store.ErrConflict) {
-			return i, fmt.Errorf("memoryservice: move record %s of %s: %w", d.ID, part, err)
+		err := s.rec.PutRecord(ctx, part, &c)
+		switch {
+		case errors.Is(err, store.ErrInvalid):
+			s.log.ErrorContext(ctx, "memoryservice: a record that cannot be moved is left as a session document", "partition", part, "id", d.ID, "err", err)
+			continue
+		case err != nil && !errors.Is(err, store.ErrConflict):
+			return moved, fmt.Errorf("memoryservice: move record %s of %s: %w", d.ID, part, err)
 		}
 		if err := old.DeleteRecord(ctx, part, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return i, fmt.Errorf("memoryservice: delete record %s of %s, moved: %w", d.ID, part, err)
+			return moved, fmt.Errorf("memoryservice: delete record %s of %s, moved: %w", d.ID, part, err)
 		}
+		moved++
 	}
-	return len(docs), nil
+	return moved, nil
 }
