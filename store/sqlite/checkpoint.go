@@ -53,9 +53,9 @@ func (c *checkpointer) committed() {
 	}
 }
 
-// checkpoints runs a passive checkpoint checkpointEvery after a commit, and again
-// after the next, until ctx ends. A checkpoint that fails is logged and
-// left to the next: the WAL only grows meanwhile.
+// checkpoints runs a passive checkpoint checkpointEvery after a commit,
+// and again after the next, until ctx ends. A checkpoint that fails is
+// logged and left to the next: the WAL only grows meanwhile.
 func (s *Store) checkpoints(ctx context.Context, c *checkpointer) {
 	defer close(c.done)
 	for {
