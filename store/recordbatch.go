@@ -9,13 +9,34 @@ import (
 // RecordWrite is one write of a batch (WriteRecords), in partition
 // UserID: Put writes a record under its ETag's rules (see PutRecord);
 // Append, when Put is nil, appends a turn to its session as AppendTurn
-// does; and when both are nil, Delete removes the record of that id if
-// there is one (a record already gone is no error).
+// does; Check, when both are nil, writes nothing but fails with
+// ErrConflict unless the record Check.ID is stored with ETag Check.ETag,
+// so that a batch is written only while a record it was built from is as
+// it was read; and when all three are nil, Delete removes the record of
+// that id if there is one (a record already gone is no error).
 type RecordWrite struct {
 	UserID string
 	Put    *Record
 	Append *Turn
+	Check  *RecordVersion
 	Delete string
+}
+
+// RecordVersion names a record as it was read: its id and ETag.
+type RecordVersion struct {
+	ID, ETag string
+}
+
+// CheckVersion compares r, the record read under v.ID (nil when there is
+// none), with v: a record gone or changed is ErrConflict.
+func CheckVersion(v RecordVersion, r *Record) error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("%w: record %s no longer exists (ETag %s)", ErrConflict, v.ID, v.ETag)
+	case r.ETag != v.ETag:
+		return fmt.Errorf("%w: record %s changed: ETag %s, stored %s", ErrConflict, v.ID, v.ETag, r.ETag)
+	}
+	return nil
 }
 
 // RecordBatch is implemented by a backend that writes several records,
@@ -64,6 +85,15 @@ func WriteRecords(ctx context.Context, r Records, ws []RecordWrite) error {
 				err = ts.AppendTurn(ctx, w.UserID, w.Append)
 			} else {
 				err = fmt.Errorf("%w: %T appends no turns", ErrInvalid, r)
+			}
+		case w.Check != nil:
+			var cur *Record
+			cur, err = r.GetRecord(ctx, w.UserID, w.Check.ID)
+			if errors.Is(err, ErrNotFound) {
+				cur, err = nil, nil
+			}
+			if err == nil {
+				err = CheckVersion(*w.Check, cur)
 			}
 		default:
 			if err = r.DeleteRecord(ctx, w.UserID, w.Delete); errors.Is(err, ErrNotFound) {

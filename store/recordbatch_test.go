@@ -56,6 +56,43 @@ func TestWriteRecordsOneByOne(t *testing.T) {
 	}
 }
 
+// Written one by one, a check reads the record: a batch goes on past it
+// while the record is as read, and stops at it, with ErrConflict, once it
+// changed or is gone.
+func TestWriteRecordsChecksOneByOne(t *testing.T) {
+	ctx := context.Background()
+	for name, rs := range map[string]store.Records{
+		"records":  mem.New(mem.Config{}),
+		"sessions": store.SessionRecords(mem.New(mem.Config{})),
+	} {
+		t.Run(name, func(t *testing.T) {
+			def := &store.Record{ID: "def", Time: time.Unix(0, 0), Body: []byte(`{}`)}
+			require.NoError(t, rs.PutRecord(ctx, "bob", def))
+			read := store.RecordVersion{ID: "def", ETag: def.ETag}
+			put := func(id string) *store.Record { return &store.Record{ID: id, Time: time.Unix(0, 0), Body: []byte(`{}`)} }
+			require.NoError(t, store.WriteRecords(ctx, rs, []store.RecordWrite{
+				{UserID: "bob", Check: &read}, {UserID: "alice", Put: put("a1")}}))
+			_, err := rs.GetRecord(ctx, "alice", "a1")
+			require.NoError(t, err)
+
+			require.NoError(t, rs.PutRecord(ctx, "bob", &store.Record{ID: "def", Time: time.Unix(1, 0), Body: []byte(`{}`)}))
+			for _, state := range []string{"changed", "gone"} {
+				if state == "gone" {
+					require.NoError(t, rs.DeleteRecord(ctx, "bob", "def"))
+				}
+				err := store.WriteRecords(ctx, rs, []store.RecordWrite{
+					{UserID: "bob", Check: &read}, {UserID: "alice", Put: put("a2")}})
+				require.ErrorIs(t, err, store.ErrConflict, state)
+				var we *store.RecordWriteError
+				require.True(t, errors.As(err, &we), "%v", err)
+				assert.Equal(t, 0, we.Index, state)
+				_, err = rs.GetRecord(ctx, "alice", "a2")
+				require.ErrorIs(t, err, store.ErrNotFound, "%s: nothing after the check", state)
+			}
+		})
+	}
+}
+
 // Written one by one, a batch's turn is appended where the records keep
 // turns too (the in-memory store), and refused, naming the records,
 // where they do not (records kept as session documents).

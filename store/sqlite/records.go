@@ -70,6 +70,20 @@ func putRecordRow(ctx context.Context, tx *writeTx, userID string, r *store.Reco
 	return nil
 }
 
+// checkRecordRow fails with store.ErrConflict unless the record v.ID of
+// userID has ETag v.ETag.
+func checkRecordRow(ctx context.Context, tx *writeTx, userID string, v store.RecordVersion) error {
+	var cur string
+	err := tx.QueryRowContext(ctx, recordETagSQL, userID, v.ID).Scan(&cur)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.CheckVersion(v, nil)
+	case err != nil:
+		return fmt.Errorf("record %s: read its ETag: %w", v.ID, err)
+	}
+	return store.CheckVersion(v, &store.Record{ID: v.ID, ETag: cur})
+}
+
 // recordConflict explains why a conditional write of r changed no row:
 // the record exists (CreateOnly), is gone, or has another ETag.
 func recordConflict(ctx context.Context, tx *writeTx, userID string, r *store.Record) error {
@@ -217,6 +231,10 @@ func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error 
 			if err := s.v.Turn(w.UserID, w.Append); err != nil {
 				return &store.RecordWriteError{Index: i, Err: err}
 			}
+		case w.Check != nil:
+			if err := store.CheckID("record id", w.Check.ID); err != nil {
+				return &store.RecordWriteError{Index: i, Err: err}
+			}
 		default:
 			if err := store.CheckID("record id", w.Delete); err != nil {
 				return &store.RecordWriteError{Index: i, Err: err}
@@ -235,6 +253,8 @@ func (s *Store) WriteRecords(ctx context.Context, ws []store.RecordWrite) error 
 				err = putRecordRow(ctx, tx, w.UserID, w.Put, p.q, p.args)
 			case w.Append != nil:
 				ps[i].seq, err = appendTurnRow(ctx, tx, w.UserID, w.Append)
+			case w.Check != nil:
+				err = checkRecordRow(ctx, tx, w.UserID, *w.Check)
 			default:
 				_, err = tx.ExecContext(ctx, p.q, p.args...)
 			}

@@ -131,6 +131,50 @@ func testRecordBatch(t *testing.T, s *suite) {
 		err = b.WriteRecords(ctx(t), []store.RecordWrite{{UserID: alice, Append: &store.Turn{ID: "t3", SessionID: "s1"}}})
 		require.ErrorIs(t, err, store.ErrInvalid, "a turn without messages")
 	})
+	t.Run("Check", func(t *testing.T) {
+		rs, b := open(t)
+		def := record("def", 0, false)
+		require.NoError(t, rs.PutRecord(ctx(t), bob, def))
+		read := store.RecordVersion{ID: "def", ETag: def.ETag}
+
+		// While the record checked is as read, the batch is written and
+		// the check writes nothing.
+		require.NoError(t, b.WriteRecords(ctx(t), []store.RecordWrite{
+			{UserID: alice, Put: record("a1", 0, true)},
+			{UserID: bob, Check: &read},
+		}))
+		_, err := rs.GetRecord(ctx(t), alice, "a1")
+		require.NoError(t, err)
+		got, err := rs.GetRecord(ctx(t), bob, "def")
+		require.NoError(t, err)
+		assert.Equal(t, def.ETag, got.ETag, "a check writes nothing")
+
+		// Changed, or gone, the record fails the check, and the batch
+		// is not written.
+		changed := record("def", 1, false)
+		require.NoError(t, rs.PutRecord(ctx(t), bob, changed))
+		for _, state := range []string{"changed", "gone"} {
+			if state == "gone" {
+				require.NoError(t, rs.DeleteRecord(ctx(t), bob, "def"))
+			}
+			err := b.WriteRecords(ctx(t), []store.RecordWrite{
+				{UserID: alice, Put: record("a2", 0, true)},
+				{UserID: bob, Check: &read},
+			})
+			require.ErrorIs(t, err, store.ErrConflict, state)
+			var we *store.RecordWriteError
+			require.True(t, errors.As(err, &we), "%v", err)
+			assert.Equal(t, 1, we.Index, state)
+			_, err = rs.GetRecord(ctx(t), alice, "a2")
+			require.ErrorIs(t, err, store.ErrNotFound, "%s: the batch was not written", state)
+		}
+
+		// A check is of its own partition: alice has no record "def".
+		err = b.WriteRecords(ctx(t), []store.RecordWrite{{UserID: alice, Check: &store.RecordVersion{ID: "a1", ETag: "x"}}})
+		require.ErrorIs(t, err, store.ErrConflict)
+		err = b.WriteRecords(ctx(t), []store.RecordWrite{{UserID: alice, Check: &store.RecordVersion{ID: "a/1", ETag: "x"}}})
+		require.ErrorIs(t, err, store.ErrInvalid, "a malformed id to check")
+	})
 	t.Run("Invalid", func(t *testing.T) {
 		rs, b := open(t)
 		err := b.WriteRecords(ctx(t), []store.RecordWrite{
