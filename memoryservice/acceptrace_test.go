@@ -188,6 +188,8 @@ func (w *writeLog) WriteRecords(ctx context.Context, ws []store.RecordWrite) err
 		case x.Append != nil:
 			kinds = append(kinds, "append")
 			touches = touches || x.UserID == w.user
+		case x.Check != nil:
+			kinds = append(kinds, "check")
 		default:
 			kinds = append(kinds, "delete")
 		}
@@ -200,7 +202,8 @@ func (w *writeLog) WriteRecords(ctx context.Context, ws []store.RecordWrite) err
 
 // On SQLite, an accept superseding the scope's queued update is one
 // transaction: the queue record, the new update's marker and record, the
-// superseded update and the drop of its marker, and the turn, in one
+// superseded update and the drop of its marker, the turn, and the check
+// that the memory store's definition is as the accept read it, in one
 // batch; nothing else is written for it, and the update is accepted
 // (its record's acceptance done) as it is answered.
 func TestAnAcceptIsOneTransactionOnSQLite(t *testing.T) {
@@ -213,7 +216,7 @@ func TestAnAcceptIsOneTransactionOnSQLite(t *testing.T) {
 	first := s.update("support", "alice", 3600, "I live in Porto.")
 	w.take()
 	second := s.update("support", "alice", 3600, "I play the cello.")
-	assert.Equal(t, []string{"batch put put put put delete append"}, w.take())
+	assert.Equal(t, []string{"batch put put put put delete append check"}, w.take())
 	cur := s.record(second)
 	assert.False(t, cur.Accepting, "accepted as it is answered")
 	assert.Equal(t, 2, cur.Turns)

@@ -2,6 +2,7 @@ package memoryservice
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -148,5 +149,33 @@ func TestAnAcceptAfterTheRunContinuesTheSessionItNames(t *testing.T) {
 		s.wait("support", next)
 		assert.Equal(t, s.record(first).SessionID, s.record(next).SessionID, "the session of the update it names goes on")
 		assert.True(t, s.record(next).Reopened)
+	})
+}
+
+// An accept writes under the memory store's definition as this replica
+// last read it (on SQLite, without reading it again), and checks in its
+// batch that it is so still: once another replica deleted the store, the
+// accept here is answered 404 and writes nothing of its scope; re-created
+// under the same name, or changed, the store accepts again.
+func TestAnAcceptChecksTheStoreItRemembers(t *testing.T) {
+	backends(t, func(t *testing.T, open opener) {
+		a := replica(t, open, "replica-a", nil, Config{PollInterval: time.Hour})
+		b := replica(t, open, "replica-b", nil, Config{PollInterval: time.Hour})
+		a.createStore("support", nil)
+		a.update("support", "alice", 3600, "I live in Porto.")
+
+		code, out, _ := b.do("DELETE", "/memory_stores/support", nil)
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		body := map[string]any{"scope": "bob", "items": []any{user("I play the cello.")}, "update_delay": 3600}
+		code, out, _ = a.do("POST", "/memory_stores/support:update_memories", body)
+		assert.Equal(t, http.StatusNotFound, code, "the store is gone: %v", out)
+		_, err := a.svc.getRecord(context.Background(), queueKey("support", "bob"), &scopeQueue{})
+		require.ErrorIs(t, err, store.ErrNotFound, "nothing of bob's scope is written")
+
+		b.createStore("support", nil) // the same name, another definition
+		a.update("support", "bob", 3600, "I play the cello.")
+		code, out, _ = b.do("POST", "/memory_stores/support", map[string]any{"description": "changed"})
+		require.Equal(t, http.StatusOK, code, "%v", out)
+		a.update("support", "bob", 3600, "I swim on Sundays.")
 	})
 }

@@ -185,7 +185,8 @@ type Service struct {
 	mu        sync.Mutex
 	providers map[string]*provider.MemoryProvider // by memory store name
 	local     map[string]*localUpdate             // the updates accepted here and not yet claimed, by id
-	queues    queueCache                          // the scopes' queue records as this replica last wrote them
+	queues    recent[queuedState]                 // the scopes' queue records as this replica last wrote them
+	defs      recent[storeVersion]                // the memory stores' definitions as this replica last read them
 	scopeMu   map[string]*scopeLock               // serialises a scope's accepts and runs in this process
 	// unfinished are the forgets not yet logged or erased that the
 	// registry could not keep (keepForget), by receipt, with their memory

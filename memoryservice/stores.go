@@ -149,6 +149,40 @@ func (s *Service) loadStore(ctx context.Context, name string) (*memoryStore, str
 	return &m, etag, err
 }
 
+// storeVersion is a memory store's definition as read, with its ETag.
+type storeVersion struct {
+	def  *memoryStore
+	etag string
+}
+
+// errStaleStore is an accept's batch failed by its check of the memory
+// store's definition: changed, or deleted, since it was read.
+var errStaleStore = errors.New("memoryservice: the memory store changed since its definition was read")
+
+// acceptingStore returns memory store name's definition and ETag for an
+// accept. Where the store writes an accept's batch whole, it is the one
+// this replica read last, unless fresh: the batch checks its ETag
+// (enqueue), so that one changed or deleted since fails it with
+// errStaleStore, and the accept asks again, fresh. Elsewhere it is read.
+// The definition returned is shared: it is not to be changed.
+func (s *Service) acceptingStore(ctx context.Context, name string, fresh bool) (*memoryStore, string, error) {
+	_, batched := s.rec.(store.RecordBatch)
+	if batched && !fresh {
+		if v, ok := s.defs.get(name); ok {
+			return v.def, v.etag, nil
+		}
+	}
+	def, etag, err := s.loadStore(ctx, name)
+	if err != nil {
+		s.defs.drop(name)
+		return nil, "", err
+	}
+	if batched {
+		s.defs.put(name, storeVersion{def, etag})
+	}
+	return def, etag, nil
+}
+
 // createStoreRequest is the body of a memory store's creation.
 type createStoreRequest struct {
 	Name        string            `json:"name"`
@@ -242,6 +276,7 @@ func (s *Service) updateStore(w http.ResponseWriter, r *http.Request) (*memorySt
 			m.Metadata = req.Metadata
 		}
 		m.UpdatedAt = s.cfg.Now().Unix()
+		s.defs.drop(name)
 		err = s.putRecord(r.Context(), storeKey(name), etag, time.Unix(m.CreatedAt, 0), false, m)
 		if errors.Is(err, store.ErrConflict) && attempt < maxStoreAttempts {
 			continue // changed meanwhile: apply the change to the new version
@@ -319,6 +354,7 @@ func (s *Service) deleteStore(w http.ResponseWriter, r *http.Request) (storeDele
 		return storeDeleted{}, err
 	}
 	s.dropProvider(ctx, name)
+	s.defs.drop(name)
 	if err := s.deleteRecord(ctx, storeKey(name)); err != nil {
 		return storeDeleted{}, err
 	}

@@ -24,6 +24,9 @@ type acceptance struct {
 	continues string
 	msgs      []agent.Message
 	delay     time.Duration
+	// storeTag is the ETag of the memory store's definition as the
+	// accept read it: a batch written whole checks it (errStaleStore).
+	storeTag string
 }
 
 // accept makes an update durable before it is answered. First enqueue
@@ -173,7 +176,11 @@ func (s *Service) stillAccepting(ctx context.Context, rec *updateRecord) bool {
 // reads again and retries. The batch then appends a.msgs too, as turns
 // of rec's session built by p (unless the session is one to reopen
 // first), which it returns with their numbers, and rec's acceptance is
-// done with it. Elsewhere the writes are made one by one, each durable
+// done with it; and it checks, last, that the memory store's definition
+// is as the accept read it (a.storeTag), which may be the one this
+// replica read for an earlier accept (acceptingStore): changed or
+// deleted since, the batch fails and enqueue returns errStaleStore.
+// Elsewhere the writes are made one by one, each durable
 // before the next (a marker of nothing is dropped by a poll once it is
 // older than acceptGrace: until then its record may be on its way).
 // Without an update to continue, rec continues a.continues, if set, or
@@ -238,6 +245,12 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 		for i := range turns {
 			ws = append(ws, store.RecordWrite{UserID: UserID(a.store, a.scope), Append: &turns[i]})
 		}
+		checkAt := -1 // the check of the store's definition, last
+		if batched && a.storeTag != "" {
+			checkAt = len(ws)
+			sk := storeKey(a.store)
+			ws = append(ws, store.RecordWrite{UserID: sk.user, Check: &store.RecordVersion{ID: sk.id, ETag: a.storeTag}})
+		}
 		err = store.WriteRecords(ctx, s.rec, ws)
 		s.queues.drop(cacheKey)
 		var we *store.RecordWriteError
@@ -252,6 +265,9 @@ func (s *Service) enqueue(ctx context.Context, p providerLike, a acceptance, rec
 			return old, ws[2].Put.ETag, nil, nil
 		case !errors.As(err, &we) || !errors.Is(err, store.ErrConflict):
 			return nil, "", nil, err
+		case we.Index == checkAt:
+			s.defs.drop(a.store)
+			return nil, "", nil, errStaleStore
 		case we.Applied == 0:
 			continue // nothing written: the scope changed meanwhile
 		case we.Index != 3 || we.Applied != 3:
@@ -334,7 +350,7 @@ func (s *Service) readScope(ctx context.Context, a acceptance) (scopeState, erro
 }
 
 // cachedScope returns the scope's queue record and the update it names as
-// this replica last wrote them (queueCache), and whether it keeps them.
+// this replica last wrote them (queuedState), and whether it keeps them.
 // The batch written under their ETags fails if either changed since.
 func (s *Service) cachedScope(key string) (scopeState, bool) {
 	st, ok := s.queues.get(key)

@@ -2,6 +2,7 @@ package memoryservice
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -29,7 +30,7 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request) (update
 		return updateResponse{}, err
 	}
 	ctx := r.Context()
-	def, _, err := s.loadStore(ctx, name)
+	def, defTag, err := s.acceptingStore(ctx, name, false)
 	if err != nil {
 		return updateResponse{}, err
 	}
@@ -61,19 +62,35 @@ func (s *Service) updateMemories(w http.ResponseWriter, r *http.Request) (update
 			return updateResponse{}, badRequest("previous_update_id", "%q belongs to another scope", req.PreviousUpdateID)
 		}
 	}
-	p, err := s.providerFor(def)
-	if err != nil {
-		return updateResponse{}, err
-	}
 	a := acceptance{store: name, scope: req.Scope, previousID: req.PreviousUpdateID, msgs: msgs, delay: delay}
 	if req.PreviousUpdateID != "" && len(msgs) > 0 {
 		if a.continues, err = s.continuedSession(ctx, &prev); err != nil {
 			return updateResponse{}, err
 		}
 	}
-	accepted, err := s.accept(ctx, p, a)
-	if err != nil {
-		return updateResponse{}, err
+	var accepted updateResponse
+	for attempt := 0; ; attempt++ {
+		p, err := s.providerFor(def)
+		if err != nil {
+			return updateResponse{}, err
+		}
+		a.storeTag = defTag
+		accepted, err = s.accept(ctx, p, a)
+		if errors.Is(err, errStaleStore) && attempt == 0 {
+			// Changed or deleted since this replica read it: once more,
+			// as it is now (deleted, the answer is 404).
+			if def, defTag, err = s.acceptingStore(ctx, name, true); err != nil {
+				return updateResponse{}, err
+			}
+			continue
+		}
+		if errors.Is(err, errStaleStore) {
+			return updateResponse{}, unavailable(fmt.Sprintf("memory store %q changed while the update was accepted; retry", name))
+		}
+		if err != nil {
+			return updateResponse{}, err
+		}
+		break
 	}
 	w.Header().Set("Operation-Location", s.operationLocation(r, name, accepted.UpdateID))
 	return accepted, nil
