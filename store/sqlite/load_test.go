@@ -22,7 +22,7 @@ import (
 // an empty cache, so its first search loads the user's set cold.
 func loadFixture(t *testing.T, n int) (fresh func(t *testing.T) string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "fixture.db")
+	path := newFile(t)
 	s, err := Open(t.Context(), path, Config{})
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(11, 12))
