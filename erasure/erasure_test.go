@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/erasure"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/mem"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -22,7 +22,7 @@ import (
 
 func openSQLite(t *testing.T) (*sqlite.Store, *sql.DB) {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "log.db"), sqlite.Config{Dimensions: 4})
+	st, err := sqlite.Open(context.Background(), sqlitetest.NewFile(t), sqlite.Config{Dimensions: 4})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	var db *sql.DB

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/gateway"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 )
 
@@ -21,7 +21,7 @@ import (
 // next session.
 func TestTwoReplicasAgreeOnTheSessionAndItsIdleEnd(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "memory.db")
+	path := sqlitetest.NewFile(t)
 	const idle = time.Second
 	tune := func(c *gateway.Config) { c.IdleTimeout = idle }
 	one, two := newRigOn(t, path, tune), newRigOn(t, path, tune)

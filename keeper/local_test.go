@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/affine"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/prompts"
@@ -53,7 +53,7 @@ func TestPruneAndEndOnAServerWithoutJSONMode(t *testing.T) {
 	require.NoError(t, err)
 	emb, err := affine.New(lex, 0)
 	require.NoError(t, err)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: emb.Dimensions()})
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: emb.Dimensions()})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	k, err := keeper.New(st, keeper.Config{Mini: mini, Embedder: emb, K: 2, ActiveTurns: 1, Now: func() time.Time { return time.Unix(1e9, 0) }})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/prompts"
@@ -67,7 +67,7 @@ func TestEveryTurnReachesTheSessionSummary(t *testing.T) {
 			require.NoError(t, err)
 			emb, err := lexical.New(lexical.Config{Dimensions: dims})
 			require.NoError(t, err)
-			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
+			st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 			require.NoError(t, err)
 			t.Cleanup(func() { st.Close() })
 			k, err := keeper.New(st, keeper.Config{Mini: mini, Embedder: emb, K: c.k, ActiveTurns: c.active,

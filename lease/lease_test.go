@@ -3,7 +3,6 @@ package lease_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/lease"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
@@ -19,7 +19,7 @@ import (
 // open returns two handles on one SQLite file: two processes.
 func open(t *testing.T) (*sqlite.Store, *sqlite.Store) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	a, err := sqlite.Open(t.Context(), path, sqlite.Config{Dimensions: 8})
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentmemory/agentmemory/embed/lexical"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/mcpserver"
 	"github.com/agentmemory/agentmemory/provider"
@@ -40,7 +40,7 @@ func newStack(t *testing.T) *stack {
 func newStackOn(t *testing.T, cfg sqlite.Config) *stack {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), cfg)
+	st, err := sqlite.Open(ctx, sqlitetest.NewFile(t), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	client, err := offline.New(offline.Config{})

@@ -3,12 +3,12 @@ package metrics_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/mem"
 	"github.com/agentmemory/agentmemory/store/sqlite"
@@ -17,7 +17,7 @@ import (
 
 func openSQLite(t *testing.T, dims int) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
+	st, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	return st
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/longtest"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/lease"
@@ -67,7 +67,7 @@ func idleInstances(idle time.Duration) func(*provider.Config) {
 // idle, and every turn is in it, each in exactly one interaction.
 func TestIdleSessionKeptAliveThroughAnotherInstance(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	const idle = time.Second
 	a := instance(t, path, idleInstances(idle))
 	b := instance(t, path, idleInstances(idle))
@@ -106,7 +106,7 @@ func TestIdleSessionKeptAliveThroughAnotherInstance(t *testing.T) {
 // does it, and no insight is stored twice.
 func TestIdleSessionOfADeadInstanceIsEndedByAnother(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	const idle = 300 * time.Millisecond
 	a := instance(t, path, idleInstances(idle))
 	sess, err := a.a.NewUserSession("u1")
@@ -220,7 +220,7 @@ func childReflection() (c reflection.Config) {
 // reflection ran: another instance on the store reflects on it, once.
 func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 384})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
@@ -265,7 +265,7 @@ func TestEndedSessionOfAKilledInstanceIsReflectedByAnother(t *testing.T) {
 // remove it with the rest.
 func TestForgetRemovesSessionMarkers(t *testing.T) {
 	ctx := context.Background()
-	s := instance(t, filepath.Join(t.TempDir(), "m.db"), idleInstances(time.Hour))
+	s := instance(t, sqlitetest.NewFile(t), idleInstances(time.Hour))
 	one, err := s.a.NewUserSession("u1")
 	require.NoError(t, err)
 	two, err := s.a.NewUserSession("u1")
@@ -288,7 +288,7 @@ func TestForgetRemovesSessionMarkers(t *testing.T) {
 // session once it has been idle, and reflects on both.
 func TestPerRunSessionsOfADeadInstanceAreEndedByAnother(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	perRun := func(c *provider.Config) {
 		// Longer than a run takes under -race on a loaded machine: a run
 		// session idle that long is ended by a sweep, mid-run or not.
@@ -348,7 +348,7 @@ func TestPerRunSessionsOfADeadInstanceAreEndedByAnother(t *testing.T) {
 func TestKilledInstanceTrials(t *testing.T) {
 	ctx := context.Background()
 	trials := longtest.Pick(t, 4, 40)
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	b := instance(t, path, func(c *provider.Config) {
 		c.SweepInterval = 50 * time.Millisecond
 		c.ClaimTTL = 2 * time.Second

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/agentmemory/agentmemory/agent"
 	"github.com/agentmemory/agentmemory/internal/longtest"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/internal/stack"
 	"github.com/agentmemory/agentmemory/keeper"
 	"github.com/agentmemory/agentmemory/provider"
@@ -106,7 +106,7 @@ func TestMain(m *testing.M) {
 // AGENTMEMORY_LONG_TESTS set.
 func TestKillTrials(t *testing.T) {
 	trials := longtest.Pick(t, 12, 300)
-	path := filepath.Join(t.TempDir(), "kill.db")
+	path := sqlitetest.NewFile(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var inTurns, inFlush, inEnd, finished, acked int
 	for trial := range trials {

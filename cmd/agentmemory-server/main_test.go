@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/memoryservice"
 )
 
@@ -122,9 +123,11 @@ func TestServerFlags(t *testing.T) {
 	require.NoError(t, stop())
 }
 
-// serveOn runs the command on a loopback port and a new SQLite file, with
-// lookup as its environment and args after -addr and -db, and returns its
-// base URL, its logs, and stop, which ends it and returns run's error.
+// serveOn runs the command on a loopback port and a new SQLite file (a
+// copy of an empty store: creating the schema is not what these tests
+// check), with lookup as its environment and args after -addr and -db, and
+// returns its base URL, its logs, and stop, which ends it and returns
+// run's error.
 func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (base string, logs *syncBuffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,7 +135,7 @@ func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (
 	logs = newSyncBuffer()
 	listening := make(chan string, 1)
 	done := make(chan error, 1)
-	args = append([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "m.db")}, args...)
+	args = append([]string{"-addr", "127.0.0.1:0", "-db", sqlitetest.NewFile(t)}, args...)
 	go func() { done <- run(ctx, args, lookup, logs, listening) }()
 	select {
 	case addr := <-listening:
@@ -148,7 +151,10 @@ func serveOn(t *testing.T, lookup func(string) (string, bool), args ...string) (
 // built without the race detector, whatever the tests run with: the
 // processes are killed, so no one would see its reports, and on a small
 // machine the slowdown of several instrumented processes makes claims
-// expire under a test's short lease while their runs go on.
+// expire under a test's short lease while their runs go on. It is linked
+// without the symbol table and debug information, as internal/doctest
+// links it: linking is most of the build, and takes a third less CPU so
+// (a panic's stack trace keeps its function names).
 var (
 	binDir       string
 	serverBinary = sync.OnceValues(func() (string, error) {
@@ -160,7 +166,7 @@ var (
 			return "", err
 		}
 		bin := filepath.Join(binDir, "agentmemory-server")
-		out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput()
+		out, err := exec.Command(goBin, "build", "-ldflags=-s -w", "-o", bin, ".").CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("go build: %w\n%s", err, out)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmemory/agentmemory/embed/lexical"
 	"github.com/agentmemory/agentmemory/internal/check"
 	"github.com/agentmemory/agentmemory/internal/fakeopenai"
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/llm/offline"
 	"github.com/agentmemory/agentmemory/llm/openai"
 	"github.com/agentmemory/agentmemory/store"
@@ -72,7 +73,7 @@ func stackOn(t *testing.T, srv *fakeopenai.Server, chat, mini string, dims int) 
 	}
 	c, err := openai.FromEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, openai.Config{MaxRetries: -1})
 	require.NoError(t, err)
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: dims})
+	st, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t), sqlite.Config{Dimensions: dims})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return check.Stack{Chat: c.Chat, Mini: c.Mini, ChatName: c.Chat.Model(), MiniName: c.MiniModel, Embedder: c.Embedder,
@@ -315,7 +316,7 @@ func TestOfflineReportsTheDefaults(t *testing.T) {
 	require.NoError(t, err)
 	emb, err := lexical.New(lexical.Config{})
 	require.NoError(t, err)
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), sqlite.Config{Dimensions: emb.Dimensions()})
+	st, err := sqlite.Open(t.Context(), sqlitetest.NewFile(t), sqlite.Config{Dimensions: emb.Dimensions()})
 	require.NoError(t, err)
 	defer st.Close()
 	r := run(t, check.Stack{Chat: client, Mini: client, Embedder: emb, Store: st, StoreName: "SQLite", Offline: true, Description: "offline"})

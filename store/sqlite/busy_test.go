@@ -2,13 +2,13 @@ package sqlite_test
 
 import (
 	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
@@ -34,7 +34,7 @@ func holdWriteLock(t *testing.T, path string) func() {
 // is made once it is free; one that waits longer than BusyTimeout fails,
 // and the store writes again once the lock is free.
 func TestWritesWaitForAnotherProcesssLock(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	s := openAt(t, path, sqlite.Config{BusyTimeout: 300 * time.Millisecond})
 	put := func(id string) error {
 		return s.PutRecord(t.Context(), "alice", &store.Record{ID: id, Body: []byte(`{}`)})
@@ -68,7 +68,7 @@ func TestWritesWaitForAnotherProcesssLock(t *testing.T) {
 // snapshot (up to BusyTimeout), and the deletion is scrubbed once the
 // reader is done.
 func TestDeletionWaitsForAReadersSnapshot(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	s := openAt(t, path, sqlite.Config{})
 	require.NoError(t, s.PutInteraction(t.Context(), "alice", interaction("i1", "s1", 0, "kept in a snapshot for a while")))
 	raw, err := sql.Open("sqlite", path)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 	"github.com/agentmemory/agentmemory/store/storetest"
@@ -302,7 +303,7 @@ func TestProcessesWritingConcurrently(t *testing.T) {
 	}
 	const n = 40
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "shared.db")
+	path := sqlitetest.NewFile(t)
 	s := openAt(t, path, sqlite.Config{})
 	require.NoError(t, s.PutSession(ctx, liveUser, &store.Session{ID: liveSession}))
 

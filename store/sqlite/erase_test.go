@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +18,7 @@ import (
 // returns it with its path.
 func openAliceAndBob(t *testing.T) (*sqlite.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	s := openAt(t, path, sqlite.Config{})
 	fill(t, s, "alice-user", "zqxalicemarker")
 	fill(t, s, "bob-user", "zqxbobmarker")

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 // openTest opens a store on a new file in t.TempDir, closed at cleanup.
 func openTest(t *testing.T) (*Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "gc.db")
+	path := newFile(t)
 	s, err := Open(t.Context(), path, Config{Dimensions: 4})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })

@@ -2,13 +2,13 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
@@ -19,7 +19,7 @@ import (
 // answers, instead of all of them waiting for each other.
 func TestSearchesWaitingForALoadLeaveItAConnection(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	st, err := sqlite.Open(ctx, path, sqlite.Config{Dimensions: 4, MaxReaders: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })

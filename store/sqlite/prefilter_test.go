@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -514,7 +513,7 @@ func TestStorePrefilter(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	open := func(min int) *Store {
-		s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{Dimensions: 16, VectorPrefilterMin: min})
+		s, err := Open(ctx, newFile(t), Config{Dimensions: 16, VectorPrefilterMin: min})
 		require.NoError(t, err)
 		t.Cleanup(func() { s.Close() })
 		return s

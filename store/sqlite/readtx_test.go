@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 // a read transaction would wait for that transaction's own connection).
 func TestReadStatementsWithEveryConnectionHeld(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "r.db"), Config{Dimensions: 4, MaxReaders: 1})
+	s, err := Open(ctx, newFile(t), Config{Dimensions: 4, MaxReaders: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	for i := range 5 {
@@ -69,7 +68,7 @@ func TestReadStatementsWithEveryConnectionHeld(t *testing.T) {
 // checks the searches stay right).
 func TestLoadSavesTermsWhileWritesGoOn(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "l.db"), Config{Dimensions: 4})
+	s, err := Open(ctx, newFile(t), Config{Dimensions: 4})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	for round := range 20 {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentmemory/agentmemory/internal/sqlitetest"
 	"github.com/agentmemory/agentmemory/store"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 	"github.com/agentmemory/agentmemory/store/storetest"
@@ -187,7 +188,7 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 
 func TestDeleteUserLeavesNoRows(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	s := openAt(t, path, sqlite.Config{})
 	for _, u := range []string{"gone", "kept"} {
 		require.NoError(t, s.PutInteraction(ctx, u, interaction("i1", "s1", 0, "alpha beta", 1, 0, 0, 0)))
@@ -216,7 +217,7 @@ func TestDeleteUserLeavesNoRows(t *testing.T) {
 
 func TestCorruptRowIsAnErrorNotAPanic(t *testing.T) {
 	ctx := t.Context()
-	s := openAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{})
+	s := openAt(t, sqlitetest.NewFile(t), sqlite.Config{})
 	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i1", "s1", 0, "alpha", 1, 0, 0, 0)))
 	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i2", "s1", 1, "beta", 0, 1, 0, 0)))
 	db := dbOf(t, s)
@@ -244,7 +245,7 @@ func TestVectorCacheFollowsWrites(t *testing.T) {
 	for _, cacheBytes := range []int64{0, -1} {
 		t.Run(fmt.Sprintf("cache=%d", cacheBytes), func(t *testing.T) {
 			ctx := t.Context()
-			path := filepath.Join(t.TempDir(), "m.db")
+			path := sqlitetest.NewFile(t)
 			a := openAt(t, path, sqlite.Config{VectorCacheBytes: cacheBytes})
 			b := openAt(t, path, sqlite.Config{VectorCacheBytes: cacheBytes})
 			q := store.SearchRequest{Vector: []float32{1, 0, 0, 0}, MinSimilarity: 0.1, TopK: 10}
@@ -293,7 +294,7 @@ func TestVectorCacheFollowsWrites(t *testing.T) {
 
 func TestInsightVectorLegFollowsSupersede(t *testing.T) {
 	ctx := t.Context()
-	s := openAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{})
+	s := openAt(t, sqlitetest.NewFile(t), sqlite.Config{})
 	put := func(id, cat string, v ...float32) {
 		require.NoError(t, s.PutInsight(ctx, "u", &store.Insight{ID: id, InsightType: store.InsightSession,
 			InsightText: id, Category: cat, SessionIDs: []string{"s-" + id}, InsightVector: v, CreatedAt: t0}))
@@ -333,7 +334,7 @@ func TestAnyDimensions(t *testing.T) {
 
 func TestTextOnlyPunctuationFindsNothing(t *testing.T) {
 	ctx := t.Context()
-	s := openAt(t, filepath.Join(t.TempDir(), "m.db"), sqlite.Config{})
+	s := openAt(t, sqlitetest.NewFile(t), sqlite.Config{})
 	require.NoError(t, s.PutInteraction(ctx, "u", interaction("i", "s", 0, "hello world")))
 	for _, text := range []string{`"`, `*`, `NEAR(`, `(((`, `:`} {
 		hits, err := s.SearchInteractions(ctx, "u", store.SearchRequest{Text: text})
@@ -369,7 +370,7 @@ func incrementSession(ctx context.Context, s store.Store, user, id string) (conf
 // cache must see the other's writes. The long mode writes more per worker.
 func TestTwoStoresOnOneFileConcurrently(t *testing.T) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "m.db")
+	path := sqlitetest.NewFile(t)
 	stores := []*sqlite.Store{openAt(t, path, sqlite.Config{}), openAt(t, path, sqlite.Config{})}
 	require.NoError(t, stores[0].PutSession(ctx, "u", &store.Session{ID: "s"}))
 	const workers = 4

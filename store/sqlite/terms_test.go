@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -82,8 +81,7 @@ func countTerms(t *testing.T, path string, sp spec, user string) (mine, all int)
 func TestTermsRowsOfAMigratedFile(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	dir := t.TempDir()
-	oldPath, newPath := filepath.Join(dir, "old.db"), filepath.Join(dir, "new.db")
+	oldPath, newPath := newFile(t), newFile(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	docs := make([]*store.Interaction, longtest.Pick(t, 40, 80))
 	for i := range docs {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 )
 
 func TestTokenizerMatchesSchema(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "s.db"), Config{})
+	s, err := Open(t.Context(), newFile(t), Config{})
 	require.NoError(t, err)
 	defer s.Close()
 	for _, kind := range store.Kinds {
@@ -67,7 +66,7 @@ func TestTextIndexMatchesFTS5(t *testing.T) {
 	// random is the number of random queries.
 	n, random := longtest.Pick(t, 100, 300), longtest.Pick(t, 10, 50)
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "s.db")
+	path := newFile(t)
 	s, err := Open(ctx, path, Config{Dimensions: 2})
 	require.NoError(t, err)
 	defer s.Close()
@@ -244,7 +243,7 @@ func checkTextIndex(t *testing.T, x *textIndex) {
 // one column, as FTS5 matches a phrase, and the ranking is FTS5's.
 func TestQueryWordsOfSeveralTokens(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{})
+	s, err := Open(ctx, newFile(t), Config{})
 	require.NoError(t, err)
 	defer s.Close()
 	// U+0489 is an enclosing mark: part of a word to sanitise, a separator
@@ -442,10 +441,10 @@ func textScores[D any](hits []store.Hit[D], id func(D) string) []driver.Scored {
 func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	shared, err := Open(ctx, filepath.Join(t.TempDir(), "shared.db"), Config{})
+	shared, err := Open(ctx, newFile(t), Config{})
 	require.NoError(t, err)
 	defer shared.Close()
-	alone, err := Open(ctx, filepath.Join(t.TempDir(), "alone.db"), Config{})
+	alone, err := Open(ctx, newFile(t), Config{})
 	require.NoError(t, err)
 	defer alone.Close()
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -494,10 +493,10 @@ func TestTextScoresIgnoreOtherUsers(t *testing.T) {
 func TestDeletedUserLeavesNoStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{})
+	s, err := Open(ctx, newFile(t), Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	fresh, err := Open(ctx, filepath.Join(t.TempDir(), "fresh.db"), Config{})
+	fresh, err := Open(ctx, newFile(t), Config{})
 	require.NoError(t, err)
 	defer fresh.Close()
 	for i := range 30 {
@@ -524,7 +523,7 @@ func TestDeletedUserLeavesNoStatistics(t *testing.T) {
 func TestTextLegWithoutCache(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "s.db")
+	path := newFile(t)
 	cached, err := Open(ctx, path, Config{})
 	require.NoError(t, err)
 	defer cached.Close()
@@ -550,7 +549,7 @@ func TestTextLegWithoutCache(t *testing.T) {
 // than being created again (FTS5 shadow tables and all) in every search.
 func TestTokenizerTablesOutliveTheRead(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Config{MaxReaders: 1})
+	s, err := Open(ctx, newFile(t), Config{MaxReaders: 1})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.read(ctx, "test", func(tx *readTx) error {
