@@ -66,6 +66,7 @@ func TestRunRefusesOversizedInputBeforeAnyModelCall(t *testing.T) {
 }
 
 func TestBigMessagesAndToolArgumentsAreKeptCutNeverDropped(t *testing.T) {
+	t.Parallel() // its own fixture
 	ctx := context.Background()
 	// Pasted documents of 120 KB each, more than the K turns the keeper
 	// holds so that pruning during the runs takes documents (3 with K = 2;
@@ -145,6 +146,7 @@ func assertEachTurnOnce(t *testing.T, st store.Store, user, session string, n in
 // text) never wedges a session: every turn is pruned, flagged where the
 // model gave nothing, and EndSession ends it.
 func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
+	t.Parallel() // its own fixtures; most of its time is the retries' backoff
 	// Beyond a store document (store.MaxDocumentBytes): 1.2 MB, or 3 MB
 	// in the long mode.
 	huge := strings.Repeat("blah ", longtest.Pick(t, 240_000, 600_000))
@@ -161,6 +163,7 @@ func TestFailingMemoryModelNeverWedgesTheSession(t *testing.T) {
 		"huge":  {func() fakeopenai.Reply { return fakeopenai.Text(huge) }, longtest.Pick(t, 4, 7)},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			f := newFixture(t, func(c *provider.Config) {
 				c.KeeperConfig.K = 3
