@@ -2,16 +2,9 @@ package sqlitetest
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/agentmemory/agentmemory/internal/filetemplate"
 	"github.com/agentmemory/agentmemory/store/sqlite"
 )
 
@@ -26,33 +19,15 @@ import (
 // its bytes depend on no Config field (the schema is the same for all).
 func NewFile(t testing.TB) string {
 	t.Helper()
-	b, err := emptyStore()
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "memory.db")
-	require.NoError(t, os.WriteFile(path, b, 0o600))
-	return path
+	return emptyStore.Copy(t, "memory.db")
 }
 
-// emptyStore returns the bytes of an empty store file, made on first use.
-// They never change, so every test of the binary may share them.
-var emptyStore = sync.OnceValues(func() ([]byte, error) {
-	dir, err := os.MkdirTemp("", "sqlitetest-")
-	if err != nil {
-		return nil, fmt.Errorf("empty store: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "empty.db")
+// emptyStore is an empty store file: closed, the last connection has
+// checkpointed the WAL into it and removed it.
+var emptyStore = filetemplate.New(func(path string) error {
 	st, err := sqlite.Open(context.Background(), path, sqlite.Config{})
 	if err != nil {
-		return nil, fmt.Errorf("empty store: %w", err)
+		return err
 	}
-	// The last connection checkpoints the WAL into the file and removes
-	// it: the file alone is the store.
-	if err := st.Close(); err != nil {
-		return nil, fmt.Errorf("empty store: %w", err)
-	}
-	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("empty store: its WAL is not removed on close (%v)", err)
-	}
-	return os.ReadFile(path)
+	return st.Close()
 })
